@@ -1,0 +1,160 @@
+"""The ``asif-convert`` command line.
+
+Exit codes: 0 done (losses are normal), 1 invalid input or refused conversion, 2 usage error,
+3 internal error (asif-convert produced something invalid: a bug).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import msgspec
+import typer
+
+from . import __version__, jsonio
+from .convert import Result, convert, load
+from .errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, ConversionError, InvalidInput, Problem
+from .formats.base import Options, registry
+
+app = typer.Typer(
+    name="asif-convert",
+    help="Convert AI-agent sessions between agent-continuity exports and ASIF 0.4 session documents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
+OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", help="Output file, or - for standard output.")]
+ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the losses as a JSON report here.")]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with referential problems instead of "
+                                                         "recording them as losses.")]
+CompactOpt = Annotated[bool, typer.Option("--compact", help="Write compact JSON instead of indented JSON.")]
+NoValidateOpt = Annotated[bool, typer.Option("--no-validate", help="Skip validating the output (trusted batch runs).")]
+
+
+def _err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def _fail(exc: ConversionError) -> typer.Exit:
+    problems: list[Problem] = getattr(exc, "problems", [])
+    _err(f"error: {exc.source}: invalid input" if isinstance(exc, InvalidInput) else f"error: {exc}")
+    for p in problems[:50]:
+        _err(f"  {p.render()}")
+    if len(problems) > 50:
+        _err(f"  ... and {len(problems) - 50} more")
+    return typer.Exit(exc.exit_code)
+
+
+def _run(input_path: str, output: str, to: str, *, source: str | None, report: Path | None,
+         options: Options, compact: bool) -> None:
+    data, name = jsonio.read_input(input_path)
+    result = convert(data, to=to, source=source, options=options, name=name, compact=compact)
+    if report is not None:
+        jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
+    jsonio.write_output(output, result.output)
+    _summary(result, name, output)
+
+
+def _report(result: Result, name: str) -> dict:
+    return {
+        "source": Path(name).name,
+        "source_format": result.source_format,
+        "target_format": result.target_format,
+        "loss_counts": dict(sorted(result.loss_counts().items())),
+        "losses": msgspec.to_builtins(result.losses),
+        "warnings": msgspec.to_builtins(result.warnings),
+    }
+
+
+def _summary(result: Result, name: str, output: str) -> None:
+    doc = result.document
+    n_events = len(doc.get("events", [])) if result.target_format == "asif" else len(doc.get("messages", []))
+    unit = "events" if result.target_format == "asif" else "messages"
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))
+    dest = "stdout" if output == "-" else output
+    line = f"{name} -> {dest} ({result.target_format}): {n_events} {unit}, {len(result.losses)} losses"
+    _err(line + (f" ({counts})" if counts else ""))
+    if result.warnings:
+        _err(f"  {len(result.warnings)} input problems were recorded as losses (use --strict to refuse):")
+        for p in result.warnings[:10]:
+            _err(f"  warning: {p.render()}")
+
+
+def _guard(fn) -> None:
+    """Run ``fn``; turn our errors into messages and exit codes, and never show a traceback."""
+    try:
+        fn()
+    except ConversionError as exc:
+        raise _fail(exc) from None
+    except (KeyboardInterrupt, typer.Exit):
+        raise
+    except Exception as exc:  # a bug: say so briefly, keep the traceback for those who ask
+        if os.environ.get("ASIF_CONVERT_DEBUG"):
+            raise
+        _err(f"internal error: {type(exc).__name__}: {exc} (set ASIF_CONVERT_DEBUG=1 for details; please report)")
+        raise typer.Exit(EXIT_INTERNAL) from None
+
+
+@app.command("from-continuity")
+def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
+                    compact: CompactOpt = False, no_validate: NoValidateOpt = False) -> None:
+    """Convert an agent-continuity export into an ASIF 0.4 session."""
+    opts = Options(strict=strict, validate=not no_validate)
+    _guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
+                        compact=compact))
+
+
+@app.command("formats")
+def formats() -> None:
+    """List the installed formats (built-in and plugins)."""
+    for fmt in registry().values():
+        typer.echo(f"{fmt.name:<12} {fmt.extension:<18} {fmt.description}")
+
+
+@app.command("validate")
+def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
+             as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False) -> None:
+    """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
+    results: dict[str, dict] = {}
+    for path in files:
+        try:
+            data, name = jsonio.read_input(path)
+            raw, fmt = load(data, name=name)
+            problems, fmt_name = fmt.validate(raw), fmt.name
+        except ConversionError as exc:
+            problems, fmt_name = getattr(exc, "problems", []), None
+        results[path] = {"format": fmt_name, "valid": not problems, "problems": msgspec.to_builtins(problems)}
+    if as_json:
+        sys.stdout.buffer.write(jsonio.encode(results))
+    else:
+        for path, r in results.items():
+            status = "valid" if r["valid"] else f"{len(r['problems'])} problems"
+            typer.echo(f"{path} ({r['format'] or 'unknown format'}): {status}")
+            for p in r["problems"]:
+                typer.echo(f"  {p['path'] or '/'}: {p['message']} [{p['rule']}]")
+        typer.echo(f"{sum(r['valid'] for r in results.values())} valid, "
+                   f"{sum(not r['valid'] for r in results.values())} invalid")
+    if not all(r["valid"] for r in results.values()):
+        raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"asif-convert {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                               help="Print the version and exit.")] = False) -> None:
+    """Convert AI-agent sessions between agent-continuity exports and ASIF 0.4 session documents."""
+
+
+def run() -> None:  # console-script entry point
+    app()
+

@@ -1,0 +1,64 @@
+"""Problems found in documents, the exceptions that carry them, and the CLI exit codes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+# Exit codes, documented in the README.
+EXIT_OK = 0
+EXIT_INVALID_INPUT = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+
+class Problem(msgspec.Struct, frozen=True, kw_only=True):
+    """One thing wrong with a document.
+
+    ``rule`` is a stable identifier (``schema``, ``json``, ``ASIF-R014``, ``CONT-REF-BRANCH`` ...);
+    ``path`` is an RFC 6901 JSON pointer to the offending value ("" for the whole document).
+    """
+
+    rule: str
+    path: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def render(self) -> str:
+        where = self.path or "/"
+        return f"{where}: {self.message} [{self.rule}]"
+
+
+class ConversionError(Exception):
+    """Base of every error asif-convert raises on purpose."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class InvalidInput(ConversionError):
+    """The input is not a document we can convert; carries every problem found."""
+
+    exit_code = EXIT_INVALID_INPUT
+
+    def __init__(self, problems: list[Problem], source: str = "<input>") -> None:
+        self.problems = problems
+        self.source = source
+        first = problems[0].render() if problems else "invalid input"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(f"{source}: {first}{more}")
+
+
+class InternalError(ConversionError):
+    """asif-convert produced something wrong: a bug, never the user's fault."""
+
+    exit_code = EXIT_INTERNAL
+
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        self.problems = problems or []
+        super().__init__(message)
+
+
+def pointer(*parts: str | int) -> str:
+    """Build an RFC 6901 JSON pointer from path segments."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)

@@ -1,0 +1,186 @@
+"""ASIF 0.4 JSON <-> IR, generically, from the IR's type annotations.
+
+IR field names follow ASIF's where the concept is the same, so one walk serves every object.
+Properties ASIF does not define land in ``unknown``; a property named after a registered native
+namespace (``agent-continuity/1``) lands in ``native``. Events are the one special shape: ASIF's
+``kind`` + ``data`` become the tagged ``body``, and native homes live in ``extensions``.
+"""
+
+from __future__ import annotations
+
+import typing
+from functools import cache
+from typing import Any, Union
+
+import msgspec
+
+from ... import ir
+
+UNSET = msgspec.UNSET
+_EVENT_KEYS = ("id", "sequence", "actor_id", "kind", "causes", "provenance", "data", "time",
+               "execution_id", "supersedes", "extensions")
+# Root properties that are whole ASIF-only collections, kept verbatim in ``Document.extras``.
+EXTRA_COLLECTIONS = ("configurations", "environments", "usage", "continuation", "streams", "external_bindings")
+REQUIRED_EXTRAS = ("configurations", "environments")
+
+
+class Codec:
+    def __init__(self, namespaces: frozenset[str]) -> None:
+        self.namespaces = namespaces
+
+    # -- IR -> JSON -------------------------------------------------------------------------
+
+    def dump_document(self, doc: ir.Document) -> dict[str, Any]:
+        out: dict[str, Any] = {"asif_version": "0.4"}
+        plan = _plan(ir.Document)
+        for name, _ in plan.fields:
+            if name in ("ir_version", "extras"):
+                continue
+            value = getattr(doc, name)
+            if name == "events":
+                out[name] = [self.dump_event(e) for e in value]
+            elif value is not UNSET:
+                out[name] = self._dump(value)
+        for name in REQUIRED_EXTRAS:
+            out[name] = doc.extras.get(name, [])
+        for name in EXTRA_COLLECTIONS:
+            if name not in REQUIRED_EXTRAS and name in doc.extras:
+                out[name] = doc.extras[name]
+        self._dump_extras(doc, out)
+        return out
+
+    def dump_event(self, ev: ir.Event) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": ev.id, "sequence": ev.sequence, "actor_id": ev.actor_id, "kind": ev.kind,
+            "causes": [self._dump(c) for c in ev.causes], "provenance": self._dump(ev.provenance),
+            "data": self._dump(ev.body, tagged=False),
+        }
+        for name in ("time", "execution_id", "supersedes"):
+            value = getattr(ev, name)
+            if value is not UNSET:
+                out[name] = self._dump(value)
+        if ev.annotations is not UNSET or ev.native:
+            out["extensions"] = {**(ev.annotations or {}), **ev.native} if ev.annotations is not UNSET else dict(ev.native)
+        out.update(ev.unknown)
+        return out
+
+    def _dump(self, value: Any, tagged: bool = True) -> Any:
+        if isinstance(value, ir.Node):
+            plan = _plan(type(value))
+            out: dict[str, Any] = {}
+            if tagged and plan.tag is not None:
+                out["kind"] = plan.tag
+            for name, _ in plan.fields:
+                v = getattr(value, name)
+                if v is not UNSET:
+                    out[name] = self._dump(v)
+            self._dump_extras(value, out)
+            return out
+        if isinstance(value, list):
+            return [self._dump(v) for v in value]
+        return value
+
+    @staticmethod
+    def _dump_extras(node: ir.Node, out: dict[str, Any]) -> None:
+        out.update(node.native)
+        out.update(node.unknown)
+
+    # -- JSON -> IR -------------------------------------------------------------------------
+
+    def load_document(self, raw: dict[str, Any]) -> ir.Document:
+        data = {k: v for k, v in raw.items() if k != "asif_version"}
+        extras = {k: data.pop(k) for k in EXTRA_COLLECTIONS if k in data}
+        events = [self.load_event(e) for e in data.pop("events")]
+        doc = self._load(ir.Document, data)
+        doc.events = events
+        doc.extras = extras
+        return doc
+
+    def load_event(self, raw: dict[str, Any]) -> ir.Event:
+        ev = ir.Event(
+            id=raw["id"], sequence=raw["sequence"], actor_id=raw["actor_id"],
+            body=self._load(ir.BODY_TYPES[raw["kind"]], raw["data"]),
+            causes=[self._load(ir.EventRef, c) for c in raw["causes"]],
+            provenance=self._load(ir.Provenance, raw["provenance"]),
+        )
+        for name, cls in (("time", None), ("execution_id", None), ("supersedes", ir.EventRef)):
+            if name in raw:
+                setattr(ev, name, self._load(cls, raw[name]) if cls else raw[name])
+        if "extensions" in raw:
+            ext = raw["extensions"]
+            ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
+            ev.annotations = {k: v for k, v in ext.items() if k not in self.namespaces}
+        ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEYS}
+        return ev
+
+    def _load(self, cls: type, raw: Any) -> Any:
+        plan = _plan(cls)
+        kwargs: dict[str, Any] = {}
+        unknown: dict[str, Any] = {}
+        native: dict[str, Any] = {}
+        for key, value in raw.items():
+            hint = plan.types.get(key)
+            if hint is not None:
+                kwargs[key] = self._load_value(hint, value)
+            elif key == "kind" and plan.tag is not None:
+                continue
+            elif key in self.namespaces:
+                native[key] = value
+            else:
+                unknown[key] = value
+        node = cls(**kwargs)
+        if unknown:
+            node.unknown = unknown
+        if native:
+            node.native = native
+        return node
+
+    def _load_value(self, hint: Any, value: Any) -> Any:
+        if value is None:
+            return None
+        kind, arg = _shape(hint)
+        if kind == "node":
+            return self._load(arg, value)
+        if kind == "parts":
+            return self._load(_PART_TYPES[value["kind"]], value)
+        if kind == "list":
+            return [self._load_value(arg, v) for v in value]
+        return value
+
+
+_PART_TYPES = {c.__struct_config__.tag: c for c in typing.get_args(ir.Part)}
+
+
+class _Plan(typing.NamedTuple):
+    fields: tuple[tuple[str, Any], ...]  # (name, type hint), excluding the verbatim homes
+    types: dict[str, Any]
+    tag: str | None
+
+
+@cache
+def _plan(cls: type) -> _Plan:
+    hints = typing.get_type_hints(cls)
+    names = [f for f in cls.__struct_fields__ if f not in ("unknown", "native")]
+    tag = cls.__struct_config__.tag if cls.__struct_config__.tag_field else None
+    fields = tuple((n, hints[n]) for n in names)
+    return _Plan(fields=fields, types=dict(fields), tag=tag)
+
+
+@cache
+def _shape(hint: Any) -> tuple[str, Any]:
+    """Classify an annotation: a node, a part union, a list of something, or plain JSON."""
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is getattr(__import__("types"), "UnionType"):
+        args = [a for a in typing.get_args(hint) if a not in (type(None), msgspec.UnsetType)]
+        if len(args) == 1:
+            return _shape(args[0])
+        if all(isinstance(a, type) and issubclass(a, ir.Node) for a in args):
+            return ("parts", None)
+        return ("json", None)
+    if origin is list:
+        (arg,) = typing.get_args(hint)
+        inner, _ = _shape(arg)
+        return ("list", arg) if inner != "json" else ("json", None)
+    if isinstance(hint, type) and issubclass(hint, ir.Node):
+        return ("node", hint)
+    return ("json", None)

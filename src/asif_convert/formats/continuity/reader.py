@@ -1,0 +1,475 @@
+"""agent-continuity export (parsed, schema-valid JSON) -> IR document.
+
+What continuity cannot say but the IR (and ASIF) need is synthesized minimally and reported:
+participants from roles, executions from run ids, one merged event order, head checkpoints,
+branches that are referenced but not listed. Continuity-only fields ride along verbatim in
+``native[NAMESPACE]`` and are reported as losses of meaning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from ... import __version__, ir
+from ...ledger import Ledger
+from . import NAMESPACE, CONTENT_SCHEMA, EVENT_TYPE, SOURCE_PRODUCER
+
+# Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
+ROLE_ACTORS = {"user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}
+RUNTIME = ("runtime", "service")
+
+_REPORTED = ir.Provenance(mode="reported", producer=SOURCE_PRODUCER)
+
+
+class _Ids:
+    """Hands out ids unique within one target collection; a clash gets a deterministic new id."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def claim(self, wanted: str, suffix: str) -> str:
+        new, n = wanted, 1
+        while new in self.taken:
+            new = f"{wanted}~{suffix}" if n == 1 else f"{wanted}~{suffix}{n}"
+            n += 1
+        self.taken.add(new)
+        return new
+
+
+def read(raw: dict[str, Any], source_bytes: bytes, ledger: Ledger) -> ir.Document:
+    return _Reader(raw, source_bytes, ledger).document()
+
+
+class _Reader:
+    def __init__(self, raw: dict[str, Any], source_bytes: bytes, ledger: Ledger) -> None:
+        self.raw = raw
+        self.ledger = ledger
+        self.digest = hashlib.sha256(source_bytes).hexdigest()
+        self.sid = raw["session"]["session_id"]
+        self.active = raw["session"]["active_branch_id"]
+        self.listed_branches = raw.get("branches")
+        self.branch_ids: dict[str, str] = {}  # continuity branch id -> IR branch id
+        self.branch_events: dict[str, list[str]] = {}  # IR branch id -> own event ids
+        self.synth_branches: list[str] = []
+        self.runs: dict[str, None] = {}
+        self.roles: dict[str, None] = {}
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _native(self, rec: dict[str, Any], ref: tuple[str, str], coll: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        """Copy continuity-only fields (those present) verbatim, reporting each as a loss of meaning."""
+        out = {}
+        for k in keys:
+            if k in rec:
+                out[k] = rec[k]
+                self.ledger.add(f"{coll}[].{k}", *ref)
+        if rec["session_id"] != self.sid:
+            out["session_id"] = rec["session_id"]
+            self.ledger.add(f"{coll}[].session_id", *ref)
+        return out
+
+    def _branch_of(self, rec: dict[str, Any], coll: str, ref: tuple[str, str], native: dict[str, Any]) -> str:
+        bid = rec.get("branch_id")
+        if bid is None:
+            native["branch_id_absent"] = True
+            self.ledger.add(f"+{coll}-without-branch", *ref)
+            bid = self.active
+        return self._ensure_branch(bid)
+
+    def _ensure_branch(self, bid: str) -> str:
+        if bid not in self.branch_ids:
+            self.branch_ids[bid] = bid
+            self.branch_events[bid] = []
+            self.synth_branches.append(bid)
+            if self.listed_branches is not None:
+                self.ledger.add("+unlisted-branch", "branch", bid)
+        return self.branch_ids[bid]
+
+    def _execution(self, rec: dict[str, Any]) -> str | ir.UnsetType:
+        run = rec.get("run_id")
+        if isinstance(run, str):
+            self.runs[run] = None
+            return run
+        return ir.UNSET
+
+    # -- the document ----------------------------------------------------------------------
+
+    def document(self) -> ir.Document:
+        raw = self.raw
+        branches = self._listed_branches()
+        self._ensure_branch(self.active)
+        events = self._events()
+        contexts = self._contexts(events)
+        branches += [ir.Branch(id=b, event_ids=[], head_event_id=None) for b in self.synth_branches]
+        for b in branches:
+            b.event_ids = self.branch_events[b.id]
+            b.head_event_id = b.event_ids[-1] if b.event_ids else None
+        self._forks(branches, events)
+        resources = self._native_states() + self._artifacts()
+        participants = self._participants(bool(raw["events"]))
+        executions = [
+            ir.Execution(id=r, participant_id="assistant", status="unknown", context_ids=[]) for r in self.runs
+        ]
+        for r in self.runs:
+            self.ledger.add("+executions", "execution", r)
+        checkpoints = [
+            ir.Checkpoint(id=f"head:{b.id}", branch_id=b.id, at_event_id=b.head_event_id,
+                          knowledge="unknown", status="unknown")
+            for b in branches
+        ]
+        for c in checkpoints:
+            self.ledger.add("+head-checkpoints", "checkpoint", c.id)
+
+        session = raw["session"]
+        doc = ir.Document(
+            capture=self._capture(),
+            session=ir.Session(
+                id=self.sid,
+                title=session["title"],
+                native_ids=[ir.NativeId(provider=SOURCE_PRODUCER, namespace="session_id", value=self.sid)],
+                lineage=self._lineage(events),
+                native={NAMESPACE: self._native_session(session)},
+            ),
+            participants=participants,
+            events=events,
+            branches=branches,
+            executions=executions,
+            contexts=contexts,
+            resources=resources,
+            checkpoints=checkpoints,
+        )
+        if self.listed_branches is None:
+            doc.native = {NAMESPACE: {"branches_absent": True}}
+        doc.coverage = self._coverage(doc)
+        return doc
+
+    def _native_session(self, session: dict[str, Any]) -> dict[str, Any]:
+        out = {"status": session["status"], "active_branch_id": session["active_branch_id"]}
+        self.ledger.add("session.status")
+        self.ledger.add("session.active_branch_id", "branch", self.branch_ids[self.active])
+        if "metadata" in session:
+            out["metadata"] = session["metadata"]
+            self.ledger.add("session.metadata")
+        return out
+
+    def _listed_branches(self) -> list[ir.Branch]:
+        out = []
+        ids = _Ids()
+        for rec in self.listed_branches or ():
+            bid = ids.claim(rec["branch_id"], "branch")
+            ref = ("branch", bid)
+            native = self._native(rec, ref, "branches", ("name", "status", "metadata", "created_at", "updated_at"))
+            if bid != rec["branch_id"]:
+                native["branch_id"] = rec["branch_id"]
+                self.ledger.add("branches[].branch_id", *ref)
+            if rec.get("parent_branch_id", "") is None:
+                native["parent_branch_id"] = None
+            elif "parent_branch_id" in rec:
+                native["parent"] = rec["parent_branch_id"]  # becomes the fork once all branches exist
+            self.branch_ids.setdefault(rec["branch_id"], bid)
+            self.branch_events[bid] = []
+            out.append(ir.Branch(id=bid, event_ids=[], head_event_id=None, native={NAMESPACE: native}))
+        return out
+
+    # -- messages and events, merged into one order -----------------------------------------
+
+    def _events(self) -> list[ir.Event]:
+        ids = _Ids()
+        out: list[ir.Event] = []
+        for seq, (coll, rec) in enumerate(_merge(self.raw["messages"], self.raw["events"], self.ledger)):
+            if coll == "messages":
+                ev = self._message(rec, ids.claim(rec["message_id"], "message"), seq)
+            else:
+                ev = self._event(rec, ids.claim(rec["event_id"], "event"), seq)
+            out.append(ev)
+        return out
+
+    def _common(self, ev: ir.Event, rec: dict[str, Any], coll: str, id_field: str, native: dict[str, Any]) -> ir.Event:
+        ref = ("event", ev.id)
+        if ev.id != rec[id_field]:
+            native["id"] = rec[id_field]
+            self.ledger.add(f"{coll}[].{id_field}", *ref)
+        if "run_id" in rec and rec["run_id"] is None:
+            native["run_id"] = None
+        if "created_at" in rec:
+            ev.time = rec["created_at"]
+        self.branch_events[self._branch_of(rec, coll, ref, native)].append(ev.id)
+        ev.native = {NAMESPACE: native}
+        return ev
+
+    def _message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
+        role = rec["role"]
+        self.roles[role] = None
+        parts: list[ir.Part] = [ir.TextPart(text=rec["text_content"])]
+        if "content_json" in rec:
+            parts.append(ir.StructuredPart(schema=CONTENT_SCHEMA, value=rec["content_json"]))
+            self.ledger.add("messages[].content_json", "event", eid)
+        native = self._native(rec, ("event", eid), "messages",
+                              ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
+        ev = ir.Event(id=eid, sequence=seq, actor_id=ROLE_ACTORS[role][0], provenance=_REPORTED,
+                      body=ir.Message(role=role, parts=parts), execution_id=self._execution(rec))
+        return self._common(ev, rec, "messages", "message_id", native)
+
+    def _event(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
+        native = self._native(rec, ("event", eid), "events", ("sequence", "idempotency_key", "sha256"))
+        self.ledger.add("events[].payload", "event", eid)
+        body = ir.Extension(type=EVENT_TYPE, value={"event_type": rec["event_type"], "payload": rec["payload"]},
+                            interpretation_required=False)
+        ev = ir.Event(id=eid, sequence=seq, actor_id=RUNTIME[0], provenance=_REPORTED, body=body,
+                      execution_id=self._execution(rec))
+        return self._common(ev, rec, "events", "event_id", native)
+
+    # -- checkpoints become summary contexts ------------------------------------------------
+
+    def _contexts(self, events: list[ir.Event]) -> list[ir.Context]:
+        # A continuity id may name a message and an event at once; the message wins, as it
+        # claimed the original id first.
+        by_source_id: dict[str, str] = {}
+        for ev in events:
+            by_source_id.setdefault(ev.native[NAMESPACE].get("id", ev.id), ev.id)
+        on_branch = {eid: b for b, eids in self.branch_events.items() for eid in eids}
+        ids = _Ids()
+        out = []
+        for rec in self.raw["checkpoints"]:
+            cid = ids.claim(rec["checkpoint_id"], "checkpoint")
+            ref = ("context", cid)
+            native = self._native(rec, ref, "checkpoints", ("summary", "token_estimate", "created_by", "created_at"))
+            if cid != rec["checkpoint_id"]:
+                native["checkpoint_id"] = rec["checkpoint_id"]
+                self.ledger.add("checkpoints[].checkpoint_id", *ref)
+            branch = self._ensure_branch(rec["branch_id"])
+            at = by_source_id.get(rec.get("parent_event_id"))
+            if at is None or on_branch.get(at) != branch:
+                at = None
+                if "parent_event_id" in rec:
+                    native["parent_event_id"] = rec["parent_event_id"]
+                    self.ledger.add("checkpoints[].parent_event_id", *ref)
+            self.ledger.add("+checkpoint-contexts", *ref)
+            out.append(ir.Context(id=cid, branch_id=branch, at_event_id=at, purpose="summary",
+                                  fidelity="unknown", native={NAMESPACE: native}))
+        return out
+
+    def _forks(self, branches: list[ir.Branch], events: list[ir.Event]) -> None:
+        """Turn parent_branch_id into a fork; the divergence point is inferred from sequences."""
+        seq_of = {ev.id: ev.native[NAMESPACE].get("sequence") for ev in events}
+        for b in branches:
+            native = b.native.get(NAMESPACE, {})
+            if "parent" not in native:
+                continue
+            parent = self._ensure_branch(native.pop("parent"))
+            own = [s for s in map(seq_of.get, b.event_ids) if s is not None]
+            point = None
+            if own:
+                first = min(own)
+                before = [e for e in self.branch_events[parent] if (seq_of.get(e) or first) < first]
+                point = before[-1] if before else None
+            self.ledger.add("+fork-point-inferred" if point else "+fork-point-unknown", "branch", b.id)
+            b.fork = ir.Fork(session_id=self.sid, capture_id=self._capture_id(), branch_id=parent,
+                             event_id=point, inclusive=point is not None)
+
+    # -- resources --------------------------------------------------------------------------
+
+    def _native_states(self) -> list[ir.Resource]:
+        out = []
+        self._resource_ids = _Ids()
+        for rec in self.raw.get("native_states") or ():
+            rid = self._resource_ids.claim(rec["state_id"], "native-state")
+            ref = ("resource", rid)
+            native = self._native(rec, ref, "native_states", ("provider", "kind", "portable", "created_at"))
+            if rid != rec["state_id"]:
+                native["state_id"] = rec["state_id"]
+                self.ledger.add("native_states[].state_id", *ref)
+            res = ir.Resource(id=rid, media_type="application/json", purpose="native", availability="unavailable",
+                              native={NAMESPACE: native})
+            if "payload" in rec:
+                text = _json_text(rec["payload"])
+                res.availability = "embedded"
+                res.text = text
+                res.bytes, res.sha256 = _size_digest(text.encode())
+            else:
+                res.explanation = "The export lists this native state without its payload."
+                self.ledger.add("+native-state-without-payload", *ref)
+            out.append(res)
+        return out
+
+    def _artifacts(self) -> list[ir.Resource]:
+        out = []
+        for rec in self.raw.get("artifacts") or ():
+            rid = self._resource_ids.claim(rec["artifact_id"], "artifact")
+            ref = ("resource", rid)
+            native = self._native(rec, ref, "artifacts", ("kind", "metadata", "created_at", "branch_id"))
+            if rid != rec["artifact_id"]:
+                native["artifact_id"] = rec["artifact_id"]
+                self.ledger.add("artifacts[].artifact_id", *ref)
+            if "run_id" in rec:
+                native["run_id"] = rec["run_id"]
+                self.ledger.add("artifacts[].run_id", *ref)
+            res = ir.Resource(
+                id=rid, media_type="application/octet-stream", purpose="artifact", availability="unavailable",
+                original_location=rec["path"],
+                explanation="The export records this artifact's path and metadata only; its content was not exported.",
+                native={NAMESPACE: native},
+            )
+            self.ledger.add("artifacts[].path", *ref)
+            size, sha = rec.get("size_bytes"), rec.get("sha256")
+            if isinstance(size, int):
+                res.bytes = size
+            elif "size_bytes" in rec:
+                native["size_bytes"] = size
+            if isinstance(sha, str) and _is_sha256(sha):
+                res.sha256 = sha
+            elif "sha256" in rec:
+                native["sha256"] = sha
+                self.ledger.add("artifacts[].sha256", *ref)
+            out.append(res)
+        return out
+
+    # -- participants, capture, lineage, coverage -------------------------------------------
+
+    def _participants(self, has_events: bool) -> list[ir.Participant]:
+        wanted = [ROLE_ACTORS[r] for r in ("user", "assistant", "tool") if r in self.roles]
+        if self.runs and "assistant" not in self.roles:
+            wanted.append(ROLE_ACTORS["assistant"])
+        if has_events:
+            wanted.append(RUNTIME)
+        wanted.sort(key=lambda p: ("user", "assistant", "tool", "runtime").index(p[0]))
+        out = []
+        for pid, kind in wanted:
+            self.ledger.add("+participants", "participant", pid)
+            out.append(ir.Participant(id=pid, kind=kind))
+        return out
+
+    def _capture_id(self) -> str:
+        return f"asif-convert:{self.digest[:32]}"
+
+    def _capture(self) -> ir.Capture:
+        raw = self.raw
+        counts = ", ".join(
+            f"{len(raw.get(k) or ())} {k.replace('_', ' ')}"
+            for k in ("messages", "events", "branches", "checkpoints", "native_states", "artifacts")
+        )
+        return ir.Capture(
+            id=self._capture_id(),
+            producer=ir.Producer(name="asif-convert", version=__version__),
+            consistency="unknown",
+            boundary=(
+                f"Translation of one agent-continuity export of session {self.sid!r} "
+                f"(sha256 {self.digest}): {counts}. Only what the export contains is included; "
+                "the runtime's own state beyond the export was not observed."
+            ),
+        )
+
+    def _lineage(self, events: list[ir.Event]) -> list[ir.Lineage]:
+        # A translation entry must name the last source event included; an export with no
+        # messages or events cannot name one, so it carries no lineage entry.
+        if not events:
+            return []
+        last = events[-1]
+        return [ir.Lineage(relation="translation", session_id=self.sid,
+                           capture_id=f"agent-continuity-export:sha256:{self.digest}",
+                           event_id=last.native[NAMESPACE].get("id", last.id), inclusive=True)]
+
+    def _coverage(self, doc: ir.Document) -> list[ir.Coverage]:
+        raw = self.raw
+        n_msg, n_art = len(raw["messages"]), len(raw.get("artifacts") or ())
+        n_states = len(raw.get("native_states") or ())
+        unsaid = "The agent-continuity export format does not record {}."
+        status: dict[str, tuple[str, str]] = {
+            "participants": ("partial", "Participants are synthesized from message roles (and a runtime actor "
+                                        "for events); the export records no participant identities."),
+            "conversation": ("complete", f"All {n_msg} messages of the export are included as message events."),
+            "branches": (
+                ("partial", "Branches are synthesized from branch ids; see the losses named '+unlisted-branch' "
+                            "or '+fork-point-*'.")
+                if self.synth_branches or any(b.fork for b in doc.branches)
+                else ("complete", f"All {len(doc.branches)} branches of the export are included.")
+            ),
+            "executions": (
+                ("partial", "Executions are derived from run_id values only; their status is unknown.")
+                if self.runs else ("unavailable", unsaid.format("executions other than run ids"))
+            ),
+            "contexts": (
+                ("partial", "Only the export's checkpoint summaries are included, as summary contexts; "
+                            "model inputs were not exported.")
+                if raw["checkpoints"] else ("unavailable", unsaid.format("model contexts"))
+            ),
+            "configuration": ("unavailable", unsaid.format("configurations")),
+            "tools": ("not_inspected", "Tool activity, if any, stays inside message content_json, which is "
+                                       "kept verbatim and was not interpreted."),
+            "decisions": ("unavailable", unsaid.format("decisions")),
+            "tasks": ("unavailable", unsaid.format("tasks")),
+            "resources": (
+                ("partial", f"{n_art} artifacts are described by path and metadata only; their content "
+                            "was not exported.")
+                if n_art else ("complete", "The export lists no artifacts.")
+            ),
+            "environment": ("unavailable", unsaid.format("environments")),
+            "native": (
+                ("partial", "Some native states were exported without a payload.")
+                if "+native-state-without-payload" in self.ledger
+                else ("complete", f"All {n_states} native states of the export are included as native resources.")
+            ),
+            "usage": ("unavailable", unsaid.format("usage counters")),
+        }
+        return [ir.Coverage(scope=s, status=status[s][0], detail=status[s][1]) for s in ir.SCOPES]
+
+
+def _merge(messages: list[dict], events: list[dict], ledger: Ledger) -> list[tuple[str, dict]]:
+    """One serialization order over both arrays, keeping each array's own order.
+
+    Continuity numbers messages and events separately, so interleaving them is an inference:
+    by ``created_at`` when both records carry comparable timestamps, else by ``sequence``, else
+    messages first. The merge is reported whenever both arrays are non-empty.
+    """
+    if messages and events:
+        ledger.add("+event-order")
+    out: list[tuple[str, dict]] = []
+    i = j = 0
+    while i < len(messages) and j < len(events):
+        if _event_first(messages[i], events[j]):
+            out.append(("events", events[j]))
+            j += 1
+        else:
+            out.append(("messages", messages[i]))
+            i += 1
+    out += [("messages", m) for m in messages[i:]]
+    out += [("events", e) for e in events[j:]]
+    return out
+
+
+def _event_first(msg: dict, ev: dict) -> bool:
+    t_msg, t_ev = _timestamp(msg.get("created_at")), _timestamp(ev.get("created_at"))
+    if t_msg is not None and t_ev is not None:
+        try:
+            if t_ev != t_msg:
+                return t_ev < t_msg
+        except TypeError:  # naive against aware: not comparable
+            pass
+    if "sequence" in ev:
+        return ev["sequence"] < msg["sequence"]
+    return False
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _json_text(value: Any) -> str:
+    import msgspec
+
+    return msgspec.json.encode(value).decode()
+
+
+def _size_digest(data: bytes) -> tuple[int, str]:
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def _is_sha256(s: str) -> bool:
+    return len(s) == 64 and all(c in "0123456789abcdef" for c in s)

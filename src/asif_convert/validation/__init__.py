@@ -1,0 +1,1 @@
+"""Validation at both edges: JSON schemas (fast path first) and ASIF semantic rules."""
