@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import msgspec
 import typer
@@ -29,7 +29,7 @@ app = typer.Typer(
 
 InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
 OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", help="Output file, or - for standard output.")]
-ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the losses as a JSON report here.")]
+ReportOpt = Annotated[Path | None, typer.Option("--report", help="Also write the losses as a JSON report here.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with referential problems instead of "
                                                          "recording them as losses.")]
 CompactOpt = Annotated[bool, typer.Option("--compact", help="Write compact JSON instead of indented JSON.")]

@@ -13,7 +13,7 @@ Optional fields default to ``UNSET`` so that "absent" and ``null`` stay differen
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -79,7 +79,7 @@ class OpaquePart(Node, kw_only=True, tag_field="kind", tag="opaque"):
     reason: str
 
 
-Part = Union[TextPart, ResourcePart, StructuredPart, OpaquePart]
+Part = TextPart | ResourcePart | StructuredPart | OpaquePart
 
 
 # --- event bodies: one struct per kind, tagged by the kind name -----------------------------
@@ -167,20 +167,20 @@ class Extension(Node, kw_only=True, tag_field="kind", tag="extension"):
     interpretation_required: bool
 
 
-Body = Union[
-    Message,
-    ToolCall,
-    ToolResult,
-    DecisionRequest,
-    DecisionResolution,
-    TaskUpdate,
-    ContextCheckpoint,
-    ConfigurationChange,
-    ExecutionTransition,
-    ResourceChange,
-    Note,
-    Extension,
-]
+Body = (
+    Message
+    | ToolCall
+    | ToolResult
+    | DecisionRequest
+    | DecisionResolution
+    | TaskUpdate
+    | ContextCheckpoint
+    | ConfigurationChange
+    | ExecutionTransition
+    | ResourceChange
+    | Note
+    | Extension
+)
 
 BODY_TYPES: dict[str, type] = {cls.__struct_config__.tag: cls for cls in Body.__args__}
 

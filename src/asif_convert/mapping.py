@@ -43,3 +43,4 @@ def load_table(name: str) -> MappingTable:
         fields=raw.get("fields", {}),
         derived=raw.get("derived", {}),
     )
+

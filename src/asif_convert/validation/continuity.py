@@ -46,7 +46,8 @@ def referential_problems(doc: dict[str, Any]) -> list[Problem]:
             seen.add(rid)
             if rec["session_id"] != sid:
                 problems.append(Problem(rule="CONT-SESSION", path=pointer(coll, i, "session_id"),
-                                        message=f"session_id {rec['session_id']!r} differs from session.session_id {sid!r}"))
+                                        message=f"session_id {rec['session_id']!r} differs from "
+                                                f"session.session_id {sid!r}"))
             if branch_ids is None:
                 continue
             bid = rec.get("branch_id")
@@ -58,9 +59,10 @@ def referential_problems(doc: dict[str, Any]) -> list[Problem]:
                 problems.append(Problem(rule="CONT-PARENT-BRANCH", path=pointer(coll, i, "parent_branch_id"),
                                         message=f"parent_branch_id {parent!r} names no other branch in branches"))
 
-    if branch_ids is not None and doc["session"]["active_branch_id"] not in branch_ids:
+    active = doc["session"]["active_branch_id"]
+    if branch_ids is not None and active not in branch_ids:
         problems.append(Problem(rule="CONT-ACTIVE-BRANCH", path=pointer("session", "active_branch_id"),
-                                message=f"active_branch_id {doc['session']['active_branch_id']!r} names no branch in branches"))
+                                message=f"active_branch_id {active!r} names no branch in branches"))
 
     item_ids = {m["message_id"] for m in doc["messages"]} | {e["event_id"] for e in doc["events"]}
     for i, cp in enumerate(doc["checkpoints"]):

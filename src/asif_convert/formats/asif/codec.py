@@ -8,6 +8,7 @@ namespace (``agent-continuity/1``) lands in ``native``. Events are the one speci
 
 from __future__ import annotations
 
+import types
 import typing
 from functools import cache
 from typing import Any, Union
@@ -60,7 +61,7 @@ class Codec:
             if value is not UNSET:
                 out[name] = self._dump(value)
         if ev.annotations is not UNSET or ev.native:
-            out["extensions"] = {**(ev.annotations or {}), **ev.native} if ev.annotations is not UNSET else dict(ev.native)
+            out["extensions"] = {**(ev.annotations or {}), **ev.native}
         out.update(ev.unknown)
         return out
 
@@ -170,7 +171,7 @@ def _plan(cls: type) -> _Plan:
 def _shape(hint: Any) -> tuple[str, Any]:
     """Classify an annotation: a node, a part union, a list of something, or plain JSON."""
     origin = typing.get_origin(hint)
-    if origin is Union or origin is getattr(__import__("types"), "UnionType"):
+    if origin is Union or origin is types.UnionType:
         args = [a for a in typing.get_args(hint) if a not in (type(None), msgspec.UnsetType)]
         if len(args) == 1:
             return _shape(args[0])

@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import __version__, ir
 from ...ledger import Ledger
-from . import NAMESPACE, CONTENT_SCHEMA, EVENT_TYPE, SOURCE_PRODUCER
+from . import CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, SOURCE_PRODUCER
 
 # Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
 ROLE_ACTORS = {"user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}

@@ -1,0 +1,145 @@
+"""The command line: exit codes, messages people can act on, and no partial outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from asif_convert.cli import app
+from asif_convert.formats.base import get
+
+from .conftest import CONTINUITY_FILES
+
+runner = CliRunner()
+EXPORT = CONTINUITY_FILES[1]  # a plain chat
+
+
+def invoke(*args, input=None):
+    return runner.invoke(app, [str(a) for a in args], input=input)
+
+
+def test_converts_a_file(tmp_path):
+    out = tmp_path / "s.asif.json"
+    res = invoke("from-continuity", EXPORT, "-o", out)
+    assert res.exit_code == 0, res.stderr
+    assert get("asif").validate(json.loads(out.read_bytes())) == []
+    assert "losses" in res.stderr and str(out) in res.stderr
+
+
+def test_stdin_to_stdout():
+    res = invoke("from-continuity", "-", "-o", "-", input=EXPORT.read_bytes())
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["asif_version"] == "0.4"
+
+
+def test_report_lists_the_losses(tmp_path):
+    report = tmp_path / "r.json"
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", "--report", report)
+    assert res.exit_code == 0, res.stderr
+    rep = json.loads(report.read_bytes())
+    assert rep["source"] == EXPORT.name and rep["target_format"] == "asif"
+    assert sum(rep["loss_counts"].values()) == len(rep["losses"]) > 0
+
+
+def test_compact_output_is_one_line(tmp_path):
+    out = tmp_path / "o.json"
+    assert invoke("from-continuity", EXPORT, "-o", out, "--compact").exit_code == 0
+    assert out.read_bytes().count(b"\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"", "the file is empty"),
+        (b"{not json", "not valid JSON"),
+        (b'{"format": "agent-continuity-export"', "not valid JSON"),
+        (b"\xef\xbb\xbf{}", "byte-order mark"),
+        (b"[1, 2]", "/: "),
+        (b'{"format": "something-else"}', "/format"),
+    ],
+)
+def test_bad_input_exits_1_with_file_and_reason(tmp_path, content, expected):
+    src = tmp_path / "bad.json"
+    src.write_bytes(content)
+    out = tmp_path / "out.json"
+    res = invoke("from-continuity", src, "-o", out)
+    assert res.exit_code == 1
+    assert str(src) in res.stderr and expected in res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+    assert not out.exists()
+
+
+def test_schema_violation_names_the_json_path(tmp_path):
+    doc = json.loads(EXPORT.read_bytes())
+    doc["messages"][2]["role"] = "robot"
+    src = tmp_path / "bad.json"
+    src.write_text(json.dumps(doc))
+    res = invoke("from-continuity", src, "-o", tmp_path / "o.json")
+    assert res.exit_code == 1
+    assert "/messages/2/role" in res.stderr and "'robot'" in res.stderr
+
+
+def test_failure_leaves_an_existing_output_untouched(tmp_path):
+    out = tmp_path / "out.json"
+    out.write_text("previous")
+    src = tmp_path / "bad.json"
+    src.write_text("{}")
+    assert invoke("from-continuity", src, "-o", out).exit_code == 1
+    assert out.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "out.json"]  # no temp file left
+
+
+def test_missing_file_exits_1(tmp_path):
+    res = invoke("from-continuity", tmp_path / "nope.json", "-o", tmp_path / "o.json")
+    assert res.exit_code == 1 and "nope.json" in res.stderr and "cannot read" in res.stderr
+
+
+def _dangling(tmp_path):
+    doc = json.loads(EXPORT.read_bytes())
+    doc["messages"][0]["branch_id"] = "no-such-branch"
+    src = tmp_path / "dangling.json"
+    src.write_text(json.dumps(doc))
+    return src
+
+
+def test_referential_problems_become_losses(tmp_path):
+    out = tmp_path / "o.json"
+    res = invoke("from-continuity", _dangling(tmp_path), "-o", out)
+    assert res.exit_code == 0, res.stderr
+    assert "CONT-BRANCH" in res.stderr
+    losses = json.loads(out.read_bytes())["losses"]
+    ref = {"type": "branch", "id": "no-such-branch"}
+    assert any(loss["kind"] == "synthesized_branch" and ref in loss["references"] for loss in losses)
+
+
+def test_strict_refuses_referential_problems(tmp_path):
+    out = tmp_path / "o.json"
+    res = invoke("from-continuity", _dangling(tmp_path), "-o", out, "--strict")
+    assert res.exit_code == 1
+    assert "/messages/0/branch_id" in res.stderr and not out.exists()
+
+
+def test_usage_error_exits_2():
+    assert invoke("from-continuity").exit_code == 2
+    assert invoke("no-such-command").exit_code == 2
+
+
+def test_formats_lists_the_builtins():
+    res = invoke("formats")
+    assert res.exit_code == 0
+    assert "continuity" in res.stdout and "asif" in res.stdout
+
+
+def test_invalid_output_is_an_internal_error_and_is_not_written(tmp_path, monkeypatch):
+    from asif_convert.formats.asif import AsifFormat
+
+    def broken(self, doc, ctx):
+        return {"asif_version": "0.4"}
+
+    monkeypatch.setattr(AsifFormat, "write", broken)
+    out = tmp_path / "o.json"
+    res = invoke("from-continuity", EXPORT, "-o", out)
+    assert res.exit_code == 3
+    assert "invalid asif document" in res.stderr and not out.exists()
