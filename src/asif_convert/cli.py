@@ -16,7 +16,7 @@ import typer
 
 from . import __version__, jsonio
 from .convert import Result, convert, load
-from .errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, ConversionError, InvalidInput, Problem
+from .errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, EXIT_USAGE, ConversionError, InvalidInput, Problem
 from .formats.base import Options, registry
 
 app = typer.Typer(
@@ -34,6 +34,9 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with re
                                                          "recording them as losses.")]
 CompactOpt = Annotated[bool, typer.Option("--compact", help="Write compact JSON instead of indented JSON.")]
 NoValidateOpt = Annotated[bool, typer.Option("--no-validate", help="Skip validating the output (trusted batch runs).")]
+NoResidualOpt = Annotated[bool, typer.Option(
+    "--no-residual", help="When writing continuity: leave out what it cannot express (each part is then a 'dropped' "
+                          "loss) instead of carrying it for an exact return trip.")]
 
 
 def _err(message: str) -> None:
@@ -107,6 +110,32 @@ def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt
     opts = Options(strict=strict, validate=not no_validate)
     _guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
                         compact=compact))
+
+
+@app.command("to-continuity")
+def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
+                  compact: CompactOpt = False, no_validate: NoValidateOpt = False,
+                  no_residual: NoResidualOpt = False) -> None:
+    """Convert an ASIF 0.4 session into an agent-continuity export."""
+    opts = Options(strict=strict, validate=not no_validate, residual=not no_residual)
+    _guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
+                        compact=compact))
+
+
+@app.command("convert")
+def convert_cmd(input_path: InPath, to: Annotated[str, typer.Option("--to", help="Target format (see 'formats').")],
+                output: OutPath = "-",
+                source: Annotated[str | None, typer.Option("--from", help="Force the input format.")] = None,
+                report: ReportOpt = None, strict: StrictOpt = False, compact: CompactOpt = False,
+                no_validate: NoValidateOpt = False,
+                no_residual: NoResidualOpt = False) -> None:
+    """Convert between any two installed formats; the input format is detected unless --from."""
+    for name in filter(None, (to, source)):
+        if name not in registry():
+            _err(f"error: unknown format {name!r}; installed: {', '.join(sorted(registry()))}")
+            raise typer.Exit(EXIT_USAGE)
+    opts = Options(strict=strict, validate=not no_validate, residual=not no_residual)
+    _guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact))
 
 
 @app.command("formats")

@@ -9,8 +9,6 @@ from typing import Any
 from . import ir, jsonio
 from .errors import InternalError, InvalidInput, Problem
 from .formats.base import Context, Format, Options, detect, get
-from .ledger import Ledger
-from .mapping import MappingTable, load_table
 
 # Problems a conversion can never work around; the rest (referential) become losses unless strict.
 FATAL_RULES = frozenset({"json", "schema", "io", "format"})
@@ -49,7 +47,7 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
     if fatal:
         raise InvalidInput(fatal, name)
 
-    ctx = Context(options=options, ledger=Ledger(_table(src, dst)), source_bytes=data, warnings=problems)
+    ctx = Context(options=options)
     doc = src.read(raw, ctx)
     out = dst.write(doc, ctx)
     if options.validate:
@@ -58,11 +56,4 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
             raise InternalError(f"asif-convert produced an invalid {dst.name} document from {name}; "
                                 "nothing was written. Please report this bug.", bad)
     return Result(output=jsonio.encode(out, compact=compact), document=out, source_format=src.name,
-                  target_format=dst.name, losses=ctx.ledger.losses(), warnings=problems)
-
-
-def _table(src: Format, dst: Format) -> MappingTable:
-    """The mapping table of this direction (``continuity-to-asif``); none for a same-format pass."""
-    if src.name == dst.name:
-        return MappingTable(name="identity", meta={}, kinds={}, fields={}, derived={})
-    return load_table(f"{src.name}-to-{dst.name}")
+                  target_format=dst.name, losses=ctx.losses(), warnings=problems)

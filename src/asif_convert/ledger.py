@@ -13,9 +13,10 @@ class Ledger:
     record (``+participants``). Kind, scope and explanation come from the table.
     """
 
-    def __init__(self, table: MappingTable, stage: str = "translation") -> None:
+    def __init__(self, table: MappingTable, stage: str = "translation", kind: str | None = None) -> None:
         self.table = table
         self.stage = stage
+        self.kind = kind  # one kind for every loss, where the table leaves the kind to the caller
         self._refs: dict[str, dict[tuple[str, str], None]] = {}
 
     def add(self, key: str, ref_type: str | None = None, ref_id: str | None = None) -> None:
@@ -38,7 +39,7 @@ class Ledger:
                 ir.Loss(
                     id=f"{self.stage}:{field}",
                     stage=self.stage,
-                    kind=spec.kind,
+                    kind=self.kind or spec.kind,
                     scope=spec.scope,
                     explanation=f"{field}: {spec.explanation}",
                     references=[ir.LossRef(type=t, id=i) for t, i in refs] if refs else ir.UNSET,

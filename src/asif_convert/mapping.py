@@ -27,9 +27,15 @@ class MappingTable:
     derived: dict[str, dict[str, Any]]  # records synthesized on the target side
 
     def loss(self, key: str) -> LossSpec:
-        """The loss a field (``messages[].status``) or a derived record (``+participants``) produces."""
+        """The loss a field (``messages[].status``) or a derived record (``+participants``) produces.
+
+        Where an entry names no kind or scope, the table's ``meta.loss`` and the scope of the
+        field's top-level collection (``meta.scopes``) apply."""
         entry = self.derived[key[1:]] if key.startswith("+") else self.fields[key]
-        return LossSpec(kind=entry["loss"], scope=entry["scope"], explanation=entry["explanation"])
+        root = key.lstrip("+").split(".")[0].split("[")[0]
+        scope = entry.get("scope") or self.meta.get("scopes", {}).get(root, "conversation")
+        return LossSpec(kind=entry.get("loss") or self.meta.get("loss", "unmapped_field"), scope=scope,
+                        explanation=entry.get("explanation") or f"no {self.meta.get('to', 'target')} field holds it.")
 
 
 @cache

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from .. import ir
 from ..errors import Problem
 from ..ledger import Ledger
+from ..mapping import load_table
 
 ENTRY_POINT_GROUP = "asif_convert.formats"
 
@@ -23,12 +24,19 @@ class Options:
 
 @dataclass
 class Context:
-    """One conversion's shared state: options, the loss ledger, and the input's digest."""
+    """One conversion's shared state: options, and the loss ledgers its reader and writer opened."""
 
     options: Options
-    ledger: Ledger
-    source_bytes: bytes = b""
-    warnings: list[Problem] = field(default_factory=list)
+    ledgers: list[Ledger] = field(default_factory=list)
+
+    def ledger(self, table: str, kind: str | None = None) -> Ledger:
+        """A new ledger whose losses this conversion reports."""
+        ledger = Ledger(load_table(table), kind=kind)
+        self.ledgers.append(ledger)
+        return ledger
+
+    def losses(self) -> list[ir.Loss]:
+        return [loss for ledger in self.ledgers for loss in ledger.losses()]
 
 
 class Format(Protocol):

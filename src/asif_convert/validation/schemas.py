@@ -53,3 +53,15 @@ def schema_problems(name: str, doc: Any) -> list[Problem]:
 
 def _shorten(message: str) -> str:
     return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
+
+
+@cache
+def _asif_event() -> Any:
+    schema = load_schema(ASIF_SCHEMA)
+    event = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/event"}
+    return jsonschema_rs.validator_for(event)
+
+
+def is_asif_event(value: Any) -> bool:
+    """Whether ``value`` is a structurally valid ASIF event object."""
+    return _asif_event().is_valid(value)

@@ -37,7 +37,7 @@ class AsifFormat:
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
         known = {loss.id for loss in doc.losses}
-        added = [loss for loss in ctx.ledger.losses() if loss.id not in known]
+        added = [loss for loss in ctx.losses() if loss.id not in known]
         return self.codec.dump_document(msgspec.structs.replace(doc, losses=doc.losses + added))
 
 

@@ -54,7 +54,7 @@ class Codec:
         out: dict[str, Any] = {
             "id": ev.id, "sequence": ev.sequence, "actor_id": ev.actor_id, "kind": ev.kind,
             "causes": [self._dump(c) for c in ev.causes], "provenance": self._dump(ev.provenance),
-            "data": self._dump(ev.body, tagged=False),
+            "data": self.dump_body(ev.body),
         }
         for name in ("time", "execution_id", "supersedes"):
             value = getattr(ev, name)
@@ -64,6 +64,30 @@ class Codec:
             out["extensions"] = {**(ev.annotations or {}), **ev.native}
         out.update(ev.unknown)
         return out
+
+    def dump_envelope(self, ev: ir.Event) -> dict[str, Any]:
+        """An event as ASIF JSON without the fields a host record carries itself
+        (id, sequence, kind, time, execution_id) or native homes of other formats."""
+        out = self.dump_event(ir.Event(**{f: getattr(ev, f) for f in ev.__struct_fields__ if f != "native"}))
+        for key in ("id", "sequence", "kind", "time", "execution_id"):
+            out.pop(key, None)
+        return out
+
+    def dump_body(self, body: ir.Body) -> dict[str, Any]:
+        """An event body as ASIF ``data``."""
+        return self._dump(body, tagged=False)
+
+    def dump_part(self, part: ir.Part) -> dict[str, Any]:
+        return self._dump(part)
+
+    def load_body(self, kind: str, data: dict[str, Any]) -> ir.Body:
+        return self._load(ir.BODY_TYPES[kind], data)
+
+    def load_part(self, raw: dict[str, Any]) -> ir.Part:
+        return self._load(_PART_TYPES[raw["kind"]], raw)
+
+    def load_loss(self, raw: dict[str, Any]) -> ir.Loss:
+        return self._load(ir.Loss, raw)
 
     def _dump(self, value: Any, tagged: bool = True) -> Any:
         if isinstance(value, ir.Node):
@@ -100,7 +124,7 @@ class Codec:
     def load_event(self, raw: dict[str, Any]) -> ir.Event:
         ev = ir.Event(
             id=raw["id"], sequence=raw["sequence"], actor_id=raw["actor_id"],
-            body=self._load(ir.BODY_TYPES[raw["kind"]], raw["data"]),
+            body=self.load_body(raw["kind"], raw["data"]),
             causes=[self._load(ir.EventRef, c) for c in raw["causes"]],
             provenance=self._load(ir.Provenance, raw["provenance"]),
         )
@@ -143,7 +167,7 @@ class Codec:
         if kind == "node":
             return self._load(arg, value)
         if kind == "parts":
-            return self._load(_PART_TYPES[value["kind"]], value)
+            return self.load_part(value)
         if kind == "list":
             return [self._load_value(arg, v) for v in value]
         return value

@@ -1,15 +1,30 @@
-"""The agent-continuity format plugin."""
+"""The agent-continuity format plugin: reader and writer, plus the residual that keeps
+ASIF -> continuity -> ASIF exact."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
-from ... import ir
+import msgspec
+
+from ... import ir, patch
 from ...errors import Problem
+from ...ledger import Ledger
+from ...mapping import load_table
 from ...validation.continuity import referential_problems
 from ...validation.schemas import CONTINUITY_SCHEMA, schema_problems
-from ..base import Context
-from . import NAMESPACE, reader
+from ..asif.codec import Codec
+from ..base import Context, namespaces
+from . import NAMESPACE, reader, residual, writer
+
+READ_TABLE = "continuity-to-asif"  # the losses of reading an export
+WRITE_TABLE = "asif-to-continuity"  # the losses of writing one
+
+# ASIF collections whose records are referenced by type in losses
+_REF_TYPES = {"events": "event", "participants": "participant", "branches": "branch", "executions": "execution",
+              "contexts": "context", "configurations": "configuration", "tools": "tool", "resources": "resource",
+              "environments": "environment", "checkpoints": "checkpoint"}
 
 
 class ContinuityFormat:
@@ -18,6 +33,10 @@ class ContinuityFormat:
     extension = ".continuity.json"
     namespace = NAMESPACE
 
+    @cached_property
+    def codec(self) -> Codec:
+        return Codec(namespaces())
+
     def detect(self, doc: Any) -> bool:
         return isinstance(doc, dict) and doc.get("format") == "agent-continuity-export"
 
@@ -25,10 +44,90 @@ class ContinuityFormat:
         return schema_problems(CONTINUITY_SCHEMA, doc) or referential_problems(doc)
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
-        return reader.read(doc, ctx.source_bytes, ctx.ledger)
+        raw, travelled, diff = residual.split(doc)
+        # With a residual, the restored document carries its own losses: a scratch ledger keeps
+        # the return trip's re-derivations out of it.
+        ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
+        restored = self._plain_read(raw, travelled, ledger)
+        if diff is None:
+            return restored
+        return self.codec.load_document(patch.apply(self.codec.dump_document(restored), diff))
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
-        raise NotImplementedError("writing agent-continuity exports is not available yet")
+        export = writer.write(doc, self.codec)
+        target = self.codec.dump_document(doc)
+        base = self.codec.dump_document(self._plain_read(export, [], Ledger(load_table(READ_TABLE))))
+        ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
+        _record_losses(patch.diff(base, target), ledger)
+        # Losses travel: the document's own that the return trip would not re-derive, and ours.
+        travelled = [loss for loss in target["losses"] if loss not in base["losses"]]
+        travelled += msgspec.to_builtins(ledger.losses())
+        if travelled:
+            export = residual.attach(export, residual.LOSSES, {"losses": travelled})
+        if ctx.options.residual:
+            base["losses"] = _merge_losses(travelled, base["losses"])
+            diff = patch.diff(base, target)
+            if diff:
+                export = residual.attach(export, residual.RESIDUAL, {"patch": diff})
+        return export
+
+    def _plain_read(self, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger) -> ir.Document:
+        doc = reader.read(raw, reader.canonical_digest(raw), ledger, self.codec)
+        travelled = _resolved(travelled, doc)
+        doc.losses = [self.codec.load_loss(loss) for loss in _merge_losses(
+            travelled, msgspec.to_builtins(ledger.losses()))]
+        return doc
+
+
+def _record_losses(diff: dict[str, Any] | None, ledger: Ledger) -> None:
+    """Each difference the return trip would show without the residual is a loss."""
+    for path, ids in patch.changed_paths(diff):
+        if path[0] == "losses":
+            continue  # losses travel in their own entry
+        ref_type = _REF_TYPES.get(path[0])
+        ledger.add(_table_key(path, ledger.table.fields), ref_type, ids[0] if ids and ref_type else None)
+
+
+def _resolved(losses: list[dict[str, Any]], doc: ir.Document) -> list[dict[str, Any]]:
+    """Travelled losses, with references to entities that did not travel moved into the
+    explanation: ASIF requires every loss reference to resolve."""
+    present = {(_REF_TYPES[name], e.id) for name in _REF_TYPES if hasattr(doc, name) for e in getattr(doc, name)}
+    present |= {(_REF_TYPES[name], e["id"]) for name in ("configurations", "environments")
+                for e in doc.extras.get(name, ())}
+    checked = set(_REF_TYPES.values())
+    out = []
+    for loss in losses:
+        refs = loss.get("references") or []
+        kept = [r for r in refs if r["type"] not in checked or (r["type"], r["id"]) in present]
+        if len(kept) < len(refs):
+            gone = ", ".join(f"{r['type']} {r['id']!r}" for r in refs if r not in kept)
+            loss = {**loss, "explanation": f"{loss['explanation']} (not carried: {gone})"}
+            if kept:
+                loss["references"] = kept
+            else:
+                del loss["references"]
+                loss.setdefault("scope", "conversation")
+        out.append(loss)
+    return out
+
+
+def _merge_losses(first: list[dict[str, Any]], then: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = {loss["id"] for loss in first}
+    return first + [loss for loss in then if loss["id"] not in ids]
+
+
+def _table_key(path: tuple[str, ...], fields: dict[str, Any]) -> str:
+    """The mapping-table entry for a changed path: the longest declared prefix; a step into a
+    property the schema does not declare is an additional property."""
+    key = ""
+    for step in path:
+        nxt = key + "[]" if step == "[]" else (f"{key}.{step}" if key else step)
+        if nxt.removesuffix("[]") not in fields and nxt not in fields:
+            if key and fields.get(key.removesuffix("[]"), {}).get("rule") == "container":
+                return "(additional properties)"
+            break
+        key = nxt
+    return key.removesuffix("[]") or "(additional properties)"
 
 
 FORMAT = ContinuityFormat()

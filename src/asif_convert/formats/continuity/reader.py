@@ -12,9 +12,13 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from ... import __version__, ir
 from ...ledger import Ledger
-from . import CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, SOURCE_PRODUCER
+from ...validation.schemas import is_asif_event
+from ..asif.codec import Codec
+from . import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, SOURCE_PRODUCER, placeholders
 
 # Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
 ROLE_ACTORS = {"user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}
@@ -38,15 +42,24 @@ class _Ids:
         return new
 
 
-def read(raw: dict[str, Any], source_bytes: bytes, ledger: Ledger) -> ir.Document:
-    return _Reader(raw, source_bytes, ledger).document()
+def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> ir.Document:
+    """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
+    parts and event bodies that an ASIF-born export carries."""
+    return _Reader(raw, digest, ledger, codec).document()
+
+
+def canonical_digest(raw: dict[str, Any]) -> str:
+    """SHA-256 of the export's JSON value in canonical form (sorted keys, compact), so that the
+    capture id depends on what the export says, not on how the file was formatted."""
+    return hashlib.sha256(msgspec.json.encode(raw, order="sorted")).hexdigest()
 
 
 class _Reader:
-    def __init__(self, raw: dict[str, Any], source_bytes: bytes, ledger: Ledger) -> None:
+    def __init__(self, raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> None:
         self.raw = raw
         self.ledger = ledger
-        self.digest = hashlib.sha256(source_bytes).hexdigest()
+        self.codec = codec
+        self.digest = digest
         self.sid = raw["session"]["session_id"]
         self.active = raw["session"]["active_branch_id"]
         self.listed_branches = raw.get("branches")
@@ -55,6 +68,7 @@ class _Reader:
         self.synth_branches: list[str] = []
         self.runs: dict[str, None] = {}
         self.roles: dict[str, None] = {}
+        self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -83,7 +97,7 @@ class _Reader:
             self.branch_ids[bid] = bid
             self.branch_events[bid] = []
             self.synth_branches.append(bid)
-            if self.listed_branches is not None:
+            if self.listed_branches is not None:  # else every branch is synthesized, and said so
                 self.ledger.add("+unlisted-branch", "branch", bid)
         return self.branch_ids[bid]
 
@@ -102,13 +116,14 @@ class _Reader:
         self._ensure_branch(self.active)
         events = self._events()
         contexts = self._contexts(events)
-        branches += [ir.Branch(id=b, event_ids=[], head_event_id=None) for b in self.synth_branches]
+        branches += [ir.Branch(id=b, event_ids=[], head_event_id=None, native={NAMESPACE: {"synthesized": True}})
+                     for b in self.synth_branches]
         for b in branches:
             b.event_ids = self.branch_events[b.id]
             b.head_event_id = b.event_ids[-1] if b.event_ids else None
         self._forks(branches, events)
         resources = self._native_states() + self._artifacts()
-        participants = self._participants(bool(raw["events"]))
+        participants = self._participants()
         executions = [
             ir.Execution(id=r, participant_id="assistant", status="unknown", context_ids=[]) for r in self.runs
         ]
@@ -140,8 +155,10 @@ class _Reader:
             resources=resources,
             checkpoints=checkpoints,
         )
-        if self.listed_branches is None:
-            doc.native = {NAMESPACE: {"branches_absent": True}}
+        placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
+        absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
+        if absent:
+            doc.native = {NAMESPACE: {"absent": absent}}
         doc.coverage = self._coverage(doc)
         return doc
 
@@ -202,10 +219,15 @@ class _Reader:
     def _message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
         role = rec["role"]
         self.roles[role] = None
-        parts: list[ir.Part] = [ir.TextPart(text=rec["text_content"])]
-        if "content_json" in rec:
-            parts.append(ir.StructuredPart(schema=CONTENT_SCHEMA, value=rec["content_json"]))
-            self.ledger.add("messages[].content_json", "event", eid)
+        content = rec.get("content_json")
+        if isinstance(content, dict) and content.keys() == {ASIF_PARTS} and isinstance(content[ASIF_PARTS], list):
+            # parts written by the continuity writer for an ASIF message with no continuity shape
+            parts = [self.codec.load_part(p) for p in content[ASIF_PARTS]]
+        else:
+            parts = [ir.TextPart(text=rec["text_content"])]
+            if "content_json" in rec:
+                parts.append(ir.StructuredPart(schema=CONTENT_SCHEMA, value=content))
+                self.ledger.add("messages[].content_json", "event", eid)
         native = self._native(rec, ("event", eid), "messages",
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
         ev = ir.Event(id=eid, sequence=seq, actor_id=ROLE_ACTORS[role][0], provenance=_REPORTED,
@@ -214,12 +236,26 @@ class _Reader:
 
     def _event(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
         native = self._native(rec, ("event", eid), "events", ("sequence", "idempotency_key", "sha256"))
-        self.ledger.add("events[].payload", "event", eid)
-        body = ir.Extension(type=EVENT_TYPE, value={"event_type": rec["event_type"], "payload": rec["payload"]},
-                            interpretation_required=False)
-        ev = ir.Event(id=eid, sequence=seq, actor_id=RUNTIME[0], provenance=_REPORTED, body=body,
-                      execution_id=self._execution(rec))
+        ev = self._asif_event(rec, eid, seq)
+        if ev is None:
+            self.ledger.add("events[].payload", "event", eid)
+            self.uses_runtime = True
+            body = ir.Extension(type=EVENT_TYPE, value={"event_type": rec["event_type"], "payload": rec["payload"]},
+                                interpretation_required=False)
+            ev = ir.Event(id=eid, sequence=seq, actor_id=RUNTIME[0], provenance=_REPORTED, body=body)
+        ev.execution_id = self._execution(rec)
         return self._common(ev, rec, "events", "event_id", native)
+
+    def _asif_event(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event | None:
+        """The ASIF event an ``asif.<kind>`` record carries whole in its payload (as the
+        continuity writer puts it), when the payload really is one."""
+        kind = rec["event_type"].removeprefix("asif.")
+        if kind == rec["event_type"] or kind == "message":
+            return None
+        raw = {**rec["payload"], "id": eid, "sequence": seq, "kind": kind}
+        if not is_asif_event(raw) or any(k in raw for k in ("time", "execution_id")):
+            return None
+        return self.codec.load_event(raw)
 
     # -- checkpoints become summary contexts ------------------------------------------------
 
@@ -328,11 +364,11 @@ class _Reader:
 
     # -- participants, capture, lineage, coverage -------------------------------------------
 
-    def _participants(self, has_events: bool) -> list[ir.Participant]:
+    def _participants(self) -> list[ir.Participant]:
         wanted = [ROLE_ACTORS[r] for r in ("user", "assistant", "tool") if r in self.roles]
         if self.runs and "assistant" not in self.roles:
             wanted.append(ROLE_ACTORS["assistant"])
-        if has_events:
+        if self.uses_runtime:
             wanted.append(RUNTIME)
         wanted.sort(key=lambda p: ("user", "assistant", "tool", "runtime").index(p[0]))
         out = []
@@ -373,7 +409,12 @@ class _Reader:
 
     def _coverage(self, doc: ir.Document) -> list[ir.Coverage]:
         raw = self.raw
-        n_msg, n_art = len(raw["messages"]), len(raw.get("artifacts") or ())
+        n_msg = len(raw["messages"])
+        kinds = {ev.kind for ev in doc.events}
+
+        def has(*wanted: str) -> bool:
+            return not kinds.isdisjoint(wanted)
+
         n_states = len(raw.get("native_states") or ())
         unsaid = "The agent-continuity export format does not record {}."
         status: dict[str, tuple[str, str]] = {
@@ -388,22 +429,38 @@ class _Reader:
             ),
             "executions": (
                 ("partial", "Executions are derived from run_id values only; their status is unknown.")
-                if self.runs else ("unavailable", unsaid.format("executions other than run ids"))
+                if doc.executions else ("unavailable", unsaid.format("executions other than run ids"))
             ),
             "contexts": (
-                ("partial", "Only the export's checkpoint summaries are included, as summary contexts; "
-                            "model inputs were not exported.")
-                if raw["checkpoints"] else ("unavailable", unsaid.format("model contexts"))
+                ("partial", "Only the export's checkpoint summaries (and contexts named by carried ASIF records) "
+                            "are included; model inputs were not exported.")
+                if doc.contexts else ("unavailable", unsaid.format("model contexts"))
             ),
-            "configuration": ("unavailable", unsaid.format("configurations")),
-            "tools": ("not_inspected", "Tool activity, if any, stays inside message content_json, which is "
-                                       "kept verbatim and was not interpreted."),
-            "decisions": ("unavailable", unsaid.format("decisions")),
-            "tasks": ("unavailable", unsaid.format("tasks")),
+            "configuration": (
+                ("partial", "Only configurations named by carried ASIF records are included, as placeholders.")
+                if doc.extras.get("configurations") else ("unavailable", unsaid.format("configurations"))
+            ),
+            "tools": (
+                ("partial", "Tool calls and results carried as ASIF records in the export are included; tool "
+                            "definitions are not, and tool use inside content_json was not interpreted.")
+                if doc.tools or has("tool_call", "tool_result")
+                else ("not_inspected", "Tool activity, if any, stays inside message content_json, which is "
+                                       "kept verbatim and was not interpreted.")
+            ),
+            "decisions": (
+                ("partial", "Decisions carried as ASIF records in the export are included.")
+                if has("decision_request", "decision_resolution") else ("unavailable", unsaid.format("decisions"))
+            ),
+            "tasks": (
+                ("partial", "Task updates carried as ASIF records in the export are included; earlier revisions "
+                            "may be missing.")
+                if has("task_update") else ("unavailable", unsaid.format("tasks"))
+            ),
             "resources": (
-                ("partial", f"{n_art} artifacts are described by path and metadata only; their content "
-                            "was not exported.")
-                if n_art else ("complete", "The export lists no artifacts.")
+                ("partial", "Some resources are described without their content (artifacts are exported by "
+                            "path and metadata only).")
+                if any(r.availability != "embedded" for r in doc.resources)
+                else ("complete", f"All {len(doc.resources)} resources of the export are included.")
             ),
             "environment": ("unavailable", unsaid.format("environments")),
             "native": (
