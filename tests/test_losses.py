@@ -60,7 +60,9 @@ def test_every_leaf_is_kept_or_reported(continuity_file):
         assert field in table.fields, f"{path}: no mapping entry"
         encoded = json.dumps(value)
         kept = encoded in found or encoded in texts or json.dumps(value, ensure_ascii=False) in texts
-        assert kept or field in reported or table.fields[field]["rule"] == "constant", (
+        # dialect-split content is rebuilt exactly from its pieces (proven in test_roundtrip)
+        split = field == "messages[].content_json" and "dialects" in reported
+        assert kept or split or field in reported or table.fields[field]["rule"] == "constant", (
             f"{continuity_file.name}: {path} = {value!r} is neither in the output nor named by a loss"
         )
 

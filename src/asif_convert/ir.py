@@ -182,6 +182,11 @@ Body = (
     | Extension
 )
 
+def parts_of(body: Body) -> list[Part]:
+    """Every content part of an event body, in order (parts, decision prompts and answers)."""
+    return [p for name in ("parts", "prompt", "answer") for p in getattr(body, name, None) or ()]
+
+
 BODY_TYPES: dict[str, type] = {cls.__struct_config__.tag: cls for cls in Body.__args__}
 
 

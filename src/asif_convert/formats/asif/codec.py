@@ -73,6 +73,10 @@ class Codec:
             out.pop(key, None)
         return out
 
+    def dump(self, node: ir.Node) -> dict[str, Any]:
+        """Any IR node (not an event) as ASIF JSON."""
+        return self._dump(node)
+
     def dump_body(self, body: ir.Body) -> dict[str, Any]:
         """An event body as ASIF ``data``."""
         return self._dump(body, tagged=False)

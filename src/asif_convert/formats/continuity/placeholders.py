@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterator
 
 from ... import ir
 
-_PART_LISTS = ("parts", "prompt", "answer")
-
 
 def add_missing(doc: ir.Document, report: Callable[[str, str], None]) -> None:
     have = {
@@ -34,10 +32,9 @@ def add_missing(doc: ir.Document, report: Callable[[str, str], None]) -> None:
 def _references(ev: ir.Event) -> Iterator[tuple[str, str]]:
     yield "participant", ev.actor_id
     body = ev.body
-    for field in _PART_LISTS:
-        for part in getattr(body, field, None) or ():
-            if isinstance(part, ir.ResourcePart | ir.OpaquePart):
-                yield "resource", part.resource_id
+    for part in ir.parts_of(body):
+        if isinstance(part, ir.ResourcePart | ir.OpaquePart):
+            yield "resource", part.resource_id
     for src in ev.provenance.sources or ():
         yield "resource", src.resource_id
     if isinstance(body, ir.ToolCall):

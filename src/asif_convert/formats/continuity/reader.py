@@ -18,7 +18,7 @@ from ... import __version__, ir
 from ...ledger import Ledger
 from ...validation.schemas import is_asif_event
 from ..asif.codec import Codec
-from . import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, SOURCE_PRODUCER, placeholders
+from . import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, SOURCE_PRODUCER, dialects, placeholders
 
 # Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
 ROLE_ACTORS = {"user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}
@@ -69,6 +69,10 @@ class _Reader:
         self.runs: dict[str, None] = {}
         self.roles: dict[str, None] = {}
         self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
+        self.calls: dict[str, str | None] = {}  # dialect call id -> its branch (None once answered)
+        self.tools: dict[str, None] = {}  # tool names seen in dialect content, in order
+        self.resource_ids = _Ids()
+        self.dialect_resources: list[ir.Resource] = []
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -122,7 +126,10 @@ class _Reader:
             b.event_ids = self.branch_events[b.id]
             b.head_event_id = b.event_ids[-1] if b.event_ids else None
         self._forks(branches, events)
-        resources = self._native_states() + self._artifacts()
+        resources = self._native_states() + self._artifacts() + self.dialect_resources
+        tools = [ir.Tool(id=name, name=name, description="", input_schema=True) for name in self.tools]
+        for name in self.tools:
+            self.ledger.add("+tools", "tool", name)
         participants = self._participants()
         executions = [
             ir.Execution(id=r, participant_id="assistant", status="unknown", context_ids=[]) for r in self.runs
@@ -153,6 +160,7 @@ class _Reader:
             executions=executions,
             contexts=contexts,
             resources=resources,
+            tools=tools,
             checkpoints=checkpoints,
         )
         placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
@@ -193,17 +201,17 @@ class _Reader:
     # -- messages and events, merged into one order -----------------------------------------
 
     def _events(self) -> list[ir.Event]:
-        ids = _Ids()
+        self.ids = _Ids()
         out: list[ir.Event] = []
-        for seq, (coll, rec) in enumerate(_merge(self.raw["messages"], self.raw["events"], self.ledger)):
+        for coll, rec in _merge(self.raw["messages"], self.raw["events"], self.ledger):
             if coll == "messages":
-                ev = self._message(rec, ids.claim(rec["message_id"], "message"), seq)
+                out += self._message(rec, self.ids.claim(rec["message_id"], "message"), len(out))
             else:
-                ev = self._event(rec, ids.claim(rec["event_id"], "event"), seq)
-            out.append(ev)
+                out.append(self._event(rec, self.ids.claim(rec["event_id"], "event"), len(out)))
         return out
 
-    def _common(self, ev: ir.Event, rec: dict[str, Any], coll: str, id_field: str, native: dict[str, Any]) -> ir.Event:
+    def _common(self, ev: ir.Event, rec: dict[str, Any], coll: str, id_field: str, native: dict[str, Any]) -> str:
+        """Fields every message and event record shares; returns the IR branch the record is on."""
         ref = ("event", ev.id)
         if ev.id != rec[id_field]:
             native["id"] = rec[id_field]
@@ -212,13 +220,101 @@ class _Reader:
             native["run_id"] = None
         if "created_at" in rec:
             ev.time = rec["created_at"]
-        self.branch_events[self._branch_of(rec, coll, ref, native)].append(ev.id)
+        branch = self._branch_of(rec, coll, ref, native)
+        self.branch_events[branch].append(ev.id)
         ev.native = {NAMESPACE: native}
-        return ev
+        return branch
 
-    def _message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
+    def _message(self, rec: dict[str, Any], eid: str, seq: int) -> list[ir.Event]:
         role = rec["role"]
         self.roles[role] = None
+        split = self._split(rec, eid)
+        if split is not None:
+            return self._group(rec, eid, seq, split)
+        return [self._plain_message(rec, eid, seq)]
+
+    def _split(self, rec: dict[str, Any], eid: str) -> dialects.Split | None:
+        """The message's content in a known dialect, when its tool calls are new and its results
+        answer calls made earlier on the same branch (else it stays one message, reported)."""
+        if "content_json" not in rec:
+            return None
+        split = dialects.split(rec["content_json"], rec["role"], eid)
+        if split is None:
+            return None
+        branch = rec.get("branch_id", self.active)
+        seen: set[str] = set()
+        for call in split.calls:
+            if call.call_id in self.calls or call.call_id in seen:
+                self.ledger.add("+dialect-duplicate-call", "event", eid)
+                return None
+            seen.add(call.call_id)
+        for result in split.results:
+            if self.calls.get(result.call_id) != branch:
+                self.ledger.add("+dialect-orphan-result", "event", eid)
+                return None
+        for call in split.calls:
+            self.calls[call.call_id] = branch
+        for result in split.results:
+            self.calls[result.call_id] = None  # answered: a second result stays a message
+        return split
+
+    def _group(self, rec: dict[str, Any], eid: str, seq: int, split: dialects.Split) -> list[ir.Event]:
+        """One message as its events: the message (if it has parts of its own), then one event
+        per tool call and per tool result; the first carries the message's fields and template."""
+        role = rec["role"]
+        actor = ROLE_ACTORS[role][0]
+        members: dict[str, Any] = {"msg": None, "call": [], "result": [], "res": []}
+        events: list[ir.Event] = []
+
+        def add(event_id: str, body: ir.Body, actor_id: str) -> str:
+            events.append(ir.Event(id=event_id, sequence=seq + len(events), actor_id=actor_id,
+                                   provenance=_REPORTED, body=body))
+            return event_id
+
+        if split.parts is not None:
+            members["msg"] = add(eid, ir.Message(role=role, parts=split.parts), actor)
+        for k, call in enumerate(split.calls):
+            self.tools.setdefault(call.name, None)
+            body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
+                               arguments_status=call.status)
+            members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
+        for k, result in enumerate(split.results):
+            self.roles["tool"] = None
+            body = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
+                                 parts=result.parts)
+            rid = eid if not events else self.ids.claim(f"{eid}/result/{k}", "result")
+            members["result"].append(add(rid, body, ROLE_ACTORS["tool"][0]))
+        renamed = {}
+        for res in split.resources:
+            new_id = self.resource_ids.claim(res.id, "resource")
+            renamed[res.id] = new_id
+            res.id = new_id
+            members["res"].append(res.id)
+            self.dialect_resources.append(res)
+        for ev in events:
+            for part in ir.parts_of(ev.body):
+                if isinstance(part, ir.ResourcePart):
+                    part.resource_id = renamed.get(part.resource_id, part.resource_id)
+
+        anchor = events[0]
+        native = self._native(rec, ("event", anchor.id), "messages",
+                              ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
+        native.update(dialect=split.dialect, template=split.template, members=members)
+        if split.parts is None:
+            native["role"] = role
+        texts = [p.text for ev in events for p in ir.parts_of(ev.body) if isinstance(p, ir.TextPart)]
+        if rec["text_content"] != "".join(texts):
+            native["text_content"] = rec["text_content"]
+        anchor.execution_id = self._execution(rec)
+        branch = self._common(anchor, rec, "messages", "message_id", native)
+        for ev in events[1:]:
+            ev.time, ev.execution_id = anchor.time, anchor.execution_id
+            self.branch_events[branch].append(ev.id)
+        self.ledger.add("+dialects", "event", anchor.id)
+        return events
+
+    def _plain_message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
+        role = rec["role"]
         content = rec.get("content_json")
         if isinstance(content, dict) and content.keys() == {ASIF_PARTS} and isinstance(content[ASIF_PARTS], list):
             # parts written by the continuity writer for an ASIF message with no continuity shape
@@ -232,7 +328,8 @@ class _Reader:
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
         ev = ir.Event(id=eid, sequence=seq, actor_id=ROLE_ACTORS[role][0], provenance=_REPORTED,
                       body=ir.Message(role=role, parts=parts), execution_id=self._execution(rec))
-        return self._common(ev, rec, "messages", "message_id", native)
+        self._common(ev, rec, "messages", "message_id", native)
+        return ev
 
     def _event(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
         native = self._native(rec, ("event", eid), "events", ("sequence", "idempotency_key", "sha256"))
@@ -244,7 +341,8 @@ class _Reader:
                                 interpretation_required=False)
             ev = ir.Event(id=eid, sequence=seq, actor_id=RUNTIME[0], provenance=_REPORTED, body=body)
         ev.execution_id = self._execution(rec)
-        return self._common(ev, rec, "events", "event_id", native)
+        self._common(ev, rec, "events", "event_id", native)
+        return ev
 
     def _asif_event(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event | None:
         """The ASIF event an ``asif.<kind>`` record carries whole in its payload (as the
@@ -264,7 +362,8 @@ class _Reader:
         # claimed the original id first.
         by_source_id: dict[str, str] = {}
         for ev in events:
-            by_source_id.setdefault(ev.native[NAMESPACE].get("id", ev.id), ev.id)
+            if NAMESPACE in ev.native:  # records of the export (not events a dialect split out)
+                by_source_id.setdefault(ev.native[NAMESPACE].get("id", ev.id), ev.id)
         on_branch = {eid: b for b, eids in self.branch_events.items() for eid in eids}
         ids = _Ids()
         out = []
@@ -289,7 +388,7 @@ class _Reader:
 
     def _forks(self, branches: list[ir.Branch], events: list[ir.Event]) -> None:
         """Turn parent_branch_id into a fork; the divergence point is inferred from sequences."""
-        seq_of = {ev.id: ev.native[NAMESPACE].get("sequence") for ev in events}
+        seq_of = {ev.id: ev.native.get(NAMESPACE, {}).get("sequence") for ev in events}
         for b in branches:
             native = b.native.get(NAMESPACE, {})
             if "parent" not in native:
@@ -309,9 +408,8 @@ class _Reader:
 
     def _native_states(self) -> list[ir.Resource]:
         out = []
-        self._resource_ids = _Ids()
         for rec in self.raw.get("native_states") or ():
-            rid = self._resource_ids.claim(rec["state_id"], "native-state")
+            rid = self.resource_ids.claim(rec["state_id"], "native-state")
             ref = ("resource", rid)
             native = self._native(rec, ref, "native_states", ("provider", "kind", "portable", "created_at"))
             if rid != rec["state_id"]:
@@ -333,7 +431,7 @@ class _Reader:
     def _artifacts(self) -> list[ir.Resource]:
         out = []
         for rec in self.raw.get("artifacts") or ():
-            rid = self._resource_ids.claim(rec["artifact_id"], "artifact")
+            rid = self.resource_ids.claim(rec["artifact_id"], "artifact")
             ref = ("resource", rid)
             native = self._native(rec, ref, "artifacts", ("kind", "metadata", "created_at", "branch_id"))
             if rid != rec["artifact_id"]:
@@ -400,9 +498,10 @@ class _Reader:
     def _lineage(self, events: list[ir.Event]) -> list[ir.Lineage]:
         # A translation entry must name the last source event included; an export with no
         # messages or events cannot name one, so it carries no lineage entry.
-        if not events:
+        records = [ev for ev in events if NAMESPACE in ev.native]
+        if not records:
             return []
-        last = events[-1]
+        last = records[-1]
         return [ir.Lineage(relation="translation", session_id=self.sid,
                            capture_id=f"agent-continuity-export:sha256:{self.digest}",
                            event_id=last.native[NAMESPACE].get("id", last.id), inclusive=True)]
@@ -441,8 +540,9 @@ class _Reader:
                 if doc.extras.get("configurations") else ("unavailable", unsaid.format("configurations"))
             ),
             "tools": (
-                ("partial", "Tool calls and results carried as ASIF records in the export are included; tool "
-                            "definitions are not, and tool use inside content_json was not interpreted.")
+                ("partial", "Tool calls and results found in message content (Anthropic Messages or OpenAI Chat "
+                            "Completions) or carried as ASIF records are included; tool contracts are unknown "
+                            "(input_schema true), and content in other shapes was not interpreted.")
                 if doc.tools or has("tool_call", "tool_result")
                 else ("not_inspected", "Tool activity, if any, stays inside message content_json, which is "
                                        "kept verbatim and was not interpreted.")

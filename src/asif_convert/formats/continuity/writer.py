@@ -13,7 +13,7 @@ import msgspec
 
 from ... import ir
 from ..asif.codec import Codec
-from . import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE
+from . import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects
 
 OPTIONAL_COLLECTIONS = ("branches", "native_states", "artifacts")
 ROLES = ("user", "assistant", "tool")
@@ -39,6 +39,11 @@ class _Writer:
         for b in doc.branches:
             for eid in b.event_ids:
                 self.home.setdefault(eid, b.id)
+        self.events_by_id = {e.id: e for e in doc.events}
+        self.resources_by_id = {r.id: r for r in doc.resources}
+        # events that a dialect split out of one message, other than the first (which writes it)
+        self.grouped = {m for e in doc.events if "members" in (_nat(e) or {})
+                        for m in _member_ids(_nat(e)["members"]) if m != e.id}
 
     def export(self) -> dict[str, Any]:
         doc = self.doc
@@ -46,8 +51,15 @@ class _Writer:
         out: dict[str, Any] = {"format": "agent-continuity-export", "session": self.session()}
         if "branches" not in absent:
             out["branches"] = [self.branch(b) for b in doc.branches if not (_nat(b) or {}).get("synthesized")]
-        out["messages"] = [self.message(e) for e in doc.events if isinstance(e.body, ir.Message)]
-        out["events"] = [self.event(e) for e in doc.events if not isinstance(e.body, ir.Message)]
+        messages, events = [], []
+        for e in doc.events:
+            if e.id in self.grouped:
+                continue
+            if isinstance(e.body, ir.Message) or "members" in (_nat(e) or {}):
+                messages.append(self.message(e))
+            else:
+                events.append(self.event(e))
+        out["messages"], out["events"] = messages, events
         out["checkpoints"] = [self.checkpoint(c) for c in doc.contexts]
         states = [self.native_state(r) for r in doc.resources if self._kind(r) == "native_state"]
         artifacts = [self.artifact(r) for r in doc.resources if self._kind(r) == "artifact"]
@@ -92,10 +104,11 @@ class _Writer:
     def message(self, ev: ir.Event) -> dict[str, Any]:
         n = _nat(ev)
         out = self._common(ev, n, "message_id")
-        body: ir.Message = ev.body  # type: ignore[assignment]
-        out["role"] = body.role if body.role in ROLES else "user"
+        group = self._group(ev, n)
+        role = group[0] if group else ev.body.role
+        out["role"] = role if role in ROLES else "user"
         out["status"] = (n or {}).get("status", "complete")
-        text, content = self._parts(body.parts)
+        text, content = group[1:] if group else self._parts(ev.body.parts)
         if content is not _NONE:
             out["content_json"] = content
         out["text_content"] = text
@@ -170,6 +183,29 @@ class _Writer:
 
     # -- helpers ----------------------------------------------------------------------------
 
+    def _group(self, ev: ir.Event, n: dict[str, Any] | None) -> tuple[str, str, Any] | None:
+        """(role, text_content, content_json) of a message a dialect split into events, rebuilt
+        from those events; None when it was not split (or an edit removed one of its events)."""
+        members = (n or {}).get("members")
+        if members is None:
+            return None
+        try:
+            events = {k: [self.events_by_id[i] for i in members[k]] for k in ("call", "result")}
+            message = self.events_by_id[members["msg"]] if members["msg"] else None
+            resources = [self.resources_by_id[r] for r in members["res"]]
+        except KeyError:
+            return None
+        pieces = {
+            "msg": [self.codec.dump_body(message.body)] if message else [],
+            "call": [self.codec.dump_body(e.body) for e in events["call"]],
+            "result": [self.codec.dump_body(e.body) for e in events["result"]],
+            "res": [self.codec.dump(r) for r in resources],
+        }
+        group = ([message] if message else []) + events["call"] + events["result"]
+        texts = "".join(p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart))
+        role = n.get("role") or message.body.role
+        return role, n.get("text_content", texts), dialects.fill(n["template"], pieces)
+
     @staticmethod
     def _kind(r: ir.Resource) -> str | None:
         """Which continuity collection a resource came from (None: it has no continuity home)."""
@@ -188,13 +224,8 @@ class _Writer:
         return None
 
     def _time(self, event_id: str) -> str | None:
-        ev = self._by_id().get(event_id)
+        ev = self.events_by_id.get(event_id)
         return ev.time if ev is not None and ev.time is not ir.UNSET else None
-
-    def _by_id(self) -> dict[str, ir.Event]:
-        if not hasattr(self, "_events_by_id"):
-            self._events_by_id = {e.id: e for e in self.doc.events}
-        return self._events_by_id
 
     def _common(self, ev: ir.Event, n: dict[str, Any] | None, id_field: str) -> dict[str, Any]:
         n = n or {}
@@ -232,6 +263,10 @@ class _Writer:
 
 
 _NONE = object()
+
+
+def _member_ids(members: dict[str, Any]) -> list[str]:
+    return [i for i in (members["msg"], *members["call"], *members["result"]) if i]
 
 
 def _plain(node: ir.Node) -> bool:

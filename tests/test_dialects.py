@@ -1,0 +1,96 @@
+"""Tool use, reasoning and media inside content_json map to ASIF semantics and back exactly."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+from asif_convert import convert
+from asif_convert.formats.continuity.dialects import REASONING
+
+from .conftest import CORPUS
+
+
+def asif(name: str) -> dict:
+    return json.loads(convert((CORPUS / "continuity" / name).read_bytes(), to="asif").output)
+
+
+def by_kind(doc: dict, kind: str) -> list[dict]:
+    return [e for e in doc["events"] if e["kind"] == kind]
+
+
+def test_anthropic_tool_use_becomes_calls_results_and_tools():
+    doc = asif("03-anthropic-tools.json")
+    calls, results = by_kind(doc, "tool_call"), by_kind(doc, "tool_result")
+    assert len(calls) == len(results) == 5
+    assert {c["data"]["call_id"] for c in calls} == {r["data"]["call_id"] for r in results}
+    assert {t["id"] for t in doc["tools"]} == {c["data"]["tool_id"] for c in calls}
+    assert all(t["input_schema"] is True for t in doc["tools"])
+    first = calls[0]
+    assert first["id"].endswith("/call/0") and first["data"]["arguments_status"] == "complete"
+    assert isinstance(first["data"]["arguments"], dict)
+    # the is_error flag becomes the outcome; every result is terminal
+    assert {r["data"]["outcome"] for r in results} == {"success", "error"}
+    assert all(r["data"]["terminal"] and r["data"]["result_index"] == 0 for r in results)
+    # a call comes before its result in the single order
+    seq = {e["data"].get("call_id"): e["sequence"] for e in calls}
+    assert all(seq[r["data"]["call_id"]] < r["sequence"] for r in results)
+    assert next(c for c in doc["coverage"] if c["scope"] == "tools")["status"] == "partial"
+    assert any(loss["kind"] == "tool_contract_unknown" for loss in doc["losses"])
+
+
+def test_reasoning_is_a_separate_private_part_with_its_signature():
+    doc = asif("03-anthropic-tools.json")
+    parts = [p for e in by_kind(doc, "message") for p in e["data"]["parts"]]
+    reasoning = [p for p in parts if p["kind"] == "structured" and p["schema"] == REASONING]
+    assert reasoning and all("signature" in p["value"] for p in reasoning)
+    texts = " ".join(p["text"] for p in parts if p["kind"] == "text")
+    assert all(p["value"]["thinking"] not in texts for p in reasoning)
+
+
+def test_openai_arguments_partial_json_is_never_guessed():
+    doc = asif("04-openai-tools.json")
+    calls = by_kind(doc, "tool_call")
+    partial = [c for c in calls if c["data"]["arguments_status"] == "partial"]
+    assert len(partial) == 1 and partial[0]["data"]["arguments"] is None
+    complete = [c for c in calls if c["data"]["arguments_status"] == "complete"]
+    assert complete and all(isinstance(c["data"]["arguments"], dict) for c in complete)
+    # OpenAI results carry no error flag: the outcome is unknown, not invented
+    assert {r["data"]["outcome"] for r in by_kind(doc, "tool_result")} == {"unknown"}
+
+
+def test_inline_image_becomes_an_embedded_resource_in_place():
+    doc = asif("04-openai-tools.json")
+    (res,) = [r for r in doc["resources"] if r["availability"] == "embedded"]
+    raw = base64.b64decode(res["data"], validate=True)
+    assert res["bytes"] == len(raw) and res["sha256"] == hashlib.sha256(raw).hexdigest()
+    assert res["media_type"] == "image/png"
+    first = by_kind(doc, "message")[0]["data"]["parts"]
+    assert [p["kind"] for p in first] == ["text", "resource"] and first[1]["resource_id"] == res["id"]
+
+
+def test_result_without_its_call_stays_a_message_and_is_reported():
+    doc = asif("15-mixed-dialects.json")
+    orphan = next(e for e in doc["events"] if e["id"] == "m15-orphan")
+    assert orphan["kind"] == "message"
+    loss = next(loss for loss in doc["losses"] if loss["kind"] == "dialect_not_applied")
+    assert {"type": "event", "id": "m15-orphan"} in loss["references"]
+
+
+def test_mixed_dialects_round_trip_exactly():
+    src = (CORPUS / "continuity" / "15-mixed-dialects.json").read_bytes()
+    first = convert(src, to="asif")
+    assert {"tool_call", "tool_result", "message"} <= {e["kind"] for e in first.document["events"]}
+    assert convert(first.output, to="continuity").document == json.loads(src)
+
+
+def test_edited_arguments_travel_back_into_content_json():
+    doc = asif("04-openai-tools.json")
+    call = next(c for c in by_kind(doc, "tool_call") if c["data"]["arguments_status"] == "complete")
+    call["data"]["arguments"] = {"query": "edited"}
+    export = convert(json.dumps(doc).encode(), to="continuity").document
+    encoded = [tc["function"]["arguments"] for m in export["messages"]
+               for tc in (m.get("content_json") or {}).get("tool_calls") or ()
+               if isinstance(m.get("content_json"), dict)]
+    assert '{"query": "edited"}' in encoded
