@@ -21,11 +21,14 @@ def structure(ix: Index, report: Report, b: int, branch: dict) -> None:
     event_ids = as_list(branch.get("event_ids"))
     positions: dict[str, int] = {}
     for k, eid in enumerate(event_ids):
-        where = pointer("branches", b, "event_ids", k)
         if not ix.has("events", eid):
-            report.add(58, where, f"branch '{bid}' selects event '{eid}', which is not in events")
+            report.add(
+                58,
+                pointer("branches", b, "event_ids", k),
+                f"branch '{bid}' selects event '{eid}', which is not in events",
+            )
         elif eid in positions:
-            report.add(58, where, f"branch '{bid}' selects event '{eid}' twice")
+            report.add(58, pointer("branches", b, "event_ids", k), f"branch '{bid}' selects event '{eid}' twice")
         else:
             positions[eid] = k
     for eid, k in positions.items():
@@ -72,8 +75,7 @@ def head_checkpoints(ix: Index, report: Report) -> None:
             report.add(
                 60,
                 pointer("checkpoints", c, "at_event_id"),
-                f"branch '{bid}' already has a head checkpoint (/checkpoints/{found[0]}); "
-                "keep exactly one",
+                f"branch '{bid}' already has a head checkpoint (/checkpoints/{found[0]}); keep exactly one",
             )
 
 

@@ -76,23 +76,3 @@ RULES: dict[str, str] = {
     "ASIF-R083": "a complete result-text stream equals the result's single text part",
     "ASIF-R084": "external bindings are unique per kind and id, name local tools and unique options",
 }
-
-# Rules of section 5 that are not checked here, with the reason (mirrored in the package docstring).
-SKIPPED: dict[int, str] = {
-    1: "parse level: duplicate keys and NaN are gone once the JSON is a dict (the reader checks them)",
-    2: "schema: asif_version is const 0.4",
-    4: "needs the session's other captures",
-    6: "schema: dependentRequired pairs session_id with capture_id",
-    7: "schema: if/then pairs the optional roots with required_features",
-    11: "prose: evidence of absence is not machine-checkable; detail is schema-required",
-    18: "prose: 'agree at the boundary' is not defined precisely enough to check",
-    26: "schema: task_update forbids supersedes",
-    27: "schema: derived/synthetic provenance requires method and inputs",
-    43: "schema: terminal false requires outcome unknown",
-    65: "prose: no field records the evidence behind a pending state",
-    70: "needs the runtime's exact tool set; configuration resolution is checked by R066",
-    71: "prose: whether an input was transformed is not visible in the document",
-    74: "a secret value cannot be told from a handle",
-    78: "needs earlier captures to see that content changed",
-    85: "prose: disclosure in coverage text and synthesized events are not machine-checkable",
-}

@@ -21,7 +21,9 @@ def anchors(ix: Index, report: Report, c: int, context: dict) -> int | None:
     """Check branch, boundary, configuration and tools; return the boundary's sequence if known."""
     cid, bid, at = context.get("id"), context.get("branch_id"), context.get("at_event_id")
     if not ix.has("branches", bid):
-        report.add(66, pointer("contexts", c, "branch_id"), f"context '{cid}' names branch '{bid}', which is not in branches")
+        report.add(
+            66, pointer("contexts", c, "branch_id"), f"context '{cid}' names branch '{bid}', which is not in branches"
+        )
     elif at is not None and at not in ix.branch_positions(bid):
         report.add(
             66,
@@ -36,7 +38,11 @@ def anchors(ix: Index, report: Report, c: int, context: dict) -> int | None:
         )
     for j, tool_id in enumerate(as_list(context.get("tool_ids"))):
         if not ix.has("tools", tool_id):
-            report.add(66, pointer("contexts", c, "tool_ids", j), f"context '{cid}' offers tool '{tool_id}', which is not in tools")
+            report.add(
+                66,
+                pointer("contexts", c, "tool_ids", j),
+                f"context '{cid}' offers tool '{tool_id}', which is not in tools",
+            )
     return None if at is None else ix.sequence(at)
 
 
@@ -54,14 +60,16 @@ def inputs(ix: Index, report: Report, c: int, context: dict, boundary_seq: int |
             if not is_local(ref):
                 continue
             source = ref.get("event_id")
-            where = pointer("contexts", c, "inputs", j, "source_events", k, "event_id")
+            where = ("contexts", c, "inputs", j, "source_events", k, "event_id")
             seq = ix.sequence(source)
             if seq is None:
-                report.add(68, where, f"context '{cid}' input '{iid}' cites event '{source}', which is not in events")
+                report.add(
+                    68, pointer(*where), f"context '{cid}' input '{iid}' cites event '{source}', which is not in events"
+                )
             elif boundary_seq is not None and seq > boundary_seq:
                 report.add(
                     68,
-                    where,
+                    pointer(*where),
                     f"context '{cid}' input '{iid}' cites event '{source}', which comes after the "
                     f"context boundary '{context.get('at_event_id')}'",
                 )
@@ -79,19 +87,33 @@ def typed_inputs(ix: Index, report: Report, c: int, context: dict) -> None:
         where = ("contexts", c, "inputs", j)
         if kind == "tool_call":
             if not ix.has("tools", item.get("tool_id")):
-                report.add(69, pointer(*where, "tool_id"), f"context '{cid}' call input names tool '{item.get('tool_id')}', which is not in tools")
+                report.add(
+                    69,
+                    pointer(*where, "tool_id"),
+                    f"context '{cid}' call input names tool '{item.get('tool_id')}', which is not in tools",
+                )
             if call_id in called:
-                report.add(69, pointer(*where, "call_id"), f"context '{cid}' has a second call input for call '{call_id}'; include one per invocation")
+                report.add(
+                    69,
+                    pointer(*where, "call_id"),
+                    f"context '{cid}' has a second call input for call '{call_id}'; include one per invocation",
+                )
             called.add(call_id)
         elif kind == "tool_result":
             index = item.get("result_index")
             owner = f"context '{cid}' result input '{item.get('id')}'"
             if call_id not in called:
-                report.add(69, pointer(*where, "call_id"), f"{owner} answers call '{call_id}' before (or without) its call input")
+                report.add(
+                    69,
+                    pointer(*where, "call_id"),
+                    f"{owner} answers call '{call_id}' before (or without) its call input",
+                )
             elif call_id in closed:
                 report.add(69, pointer(*where, "call_id"), f"{owner} follows the terminal result of call '{call_id}'")
             elif isinstance(index, int) and index <= last.get(call_id, -1):
-                report.add(69, pointer(*where, "result_index"), f"{owner} has result_index {index}, not above {last[call_id]}")
+                report.add(
+                    69, pointer(*where, "result_index"), f"{owner} has result_index {index}, not above {last[call_id]}"
+                )
             else:
                 if isinstance(index, int):
                     last[call_id] = index

@@ -51,7 +51,6 @@ def causes(ix: Index, report: Report) -> None:
             if not is_local(ref):
                 continue  # external causes are never resolved locally
             cause = ref.get("event_id")
-            where = pointer("events", i, "causes", j, "event_id")
             target = ix.event(cause)
             if target is None:
                 problem = "which is not in events"
@@ -63,7 +62,11 @@ def causes(ix: Index, report: Report) -> None:
                 seen.add(cause)
                 continue
             seen.add(cause)
-            report.add(22, where, f"event '{event.get('id')}' lists cause '{cause}' {problem}")
+            report.add(
+                22,
+                pointer("events", i, "causes", j, "event_id"),
+                f"event '{event.get('id')}' lists cause '{cause}' {problem}",
+            )
 
 
 def supersedes(ix: Index, report: Report) -> None:

@@ -57,14 +57,11 @@ class Walk:
         self.state = State.initial(ix)
         self.partial_tasks = ix.coverage.get("tasks") == "partial"
 
-    def apply(self, i: int) -> None:
-        event = self.ix.events[i]
-        handler = _HANDLERS.get(event.get("kind"))
-        if handler is not None:
-            handler(self, i, event, as_dict(event.get("data")))
+    def apply(self, i: int, event: dict[str, Any], kind: str) -> None:
+        _HANDLERS[kind](self, i, event, as_dict(event.get("data")))
 
-    def add(self, rule: int, i: int, *path: str, message: str) -> None:
-        self.report.add(rule, pointer("events", i, *path), f"in branch '{self.branch}', {message}")
+    def add(self, rule: int, i: int, where: tuple[str, ...], message: str) -> None:
+        self.report.add(rule, pointer("events", i, *where), f"in branch '{self.branch}', {message}")
 
     def tool_call(self, i: int, event: dict, data: dict) -> None:
         call_id, eid, state = data.get("call_id"), event.get("id"), self.state
@@ -73,12 +70,17 @@ class Walk:
         if call_id in state.calls:
             selected, ref = state.calls[call_id], event.get("supersedes")
             if selected is None:
-                self.add(39, i, "data", "call_id", message=f"tool_call '{eid}' selects call '{call_id}', "
-                         "which an external binding already names; amend it only with its authentic predecessor")
+                message = (
+                    f"tool_call '{eid}' selects call '{call_id}', which an external binding already names; "
+                    "amend it only with its authentic predecessor"
+                )
+                self.add(39, i, ("data", "call_id"), message)
             elif not (is_local(ref) and ref.get("event_id") == selected):
-                self.add(39, i, *(("supersedes",) if ref is not None else ("data", "call_id")),
-                         message=f"tool_call '{eid}' is a version of call '{call_id}' but does not directly "
-                         f"supersede the version selected before it, '{selected}'")
+                message = (
+                    f"tool_call '{eid}' is a version of call '{call_id}' but does not directly supersede "
+                    f"the version selected before it, '{selected}'"
+                )
+                self.add(39, i, ("supersedes",) if ref is not None else ("data", "call_id"), message)
         else:
             state.open_calls.add(call_id)
         state.calls[call_id] = eid
@@ -86,17 +88,17 @@ class Walk:
     def tool_result(self, i: int, event: dict, data: dict) -> None:
         call_id, eid, state = data.get("call_id"), event.get("id"), self.state
         if call_id not in state.calls:
-            self.add(40, i, "data", "call_id", message=f"tool_result '{eid}' comes before any call '{call_id}'")
+            self.add(40, i, ("data", "call_id"), f"tool_result '{eid}' comes before any call '{call_id}'")
             return
         if call_id in state.closed:
-            self.add(42, i, "data", "call_id",
-                     message=f"tool_result '{eid}' follows the terminal result of call '{call_id}'")
+            message = f"tool_result '{eid}' follows the terminal result of call '{call_id}'"
+            self.add(42, i, ("data", "call_id"), message)
             return
         index, last = data.get("result_index"), state.last_index.get(call_id)
         if isinstance(index, int):
             if last is not None and index <= last:
-                self.add(41, i, "data", "result_index", message=f"tool_result '{eid}' has result_index "
-                         f"{index}, not above the previous result_index {last} of call '{call_id}'")
+                message = f"tool_result '{eid}' has result_index {index}, not above {last} of call '{call_id}'"
+                self.add(41, i, ("data", "result_index"), message)
             else:
                 state.last_index[call_id] = index
         if data.get("terminal") is True:
@@ -109,23 +111,29 @@ class Walk:
             state.requests[request_id] = data  # a repeated request_id is rule 45's, document-wide
             state.open_requests.add(request_id)
         if "call_id" in data and data["call_id"] not in state.calls:
-            self.add(49, i, "data", "call_id",
-                     message=f"decision_request '{eid}' concerns call '{data['call_id']}', which is not selected before it")
+            message = f"decision_request '{eid}' concerns call '{data['call_id']}', which is not selected before it"
+            self.add(49, i, ("data", "call_id"), message)
         if "task_id" in data:
             task = state.tasks.get(data["task_id"])
             current = None if task is None else task.get("revision")
-            if current != data.get("task_revision"):
-                self.add(49, i, "data", "task_revision", message=f"decision_request '{eid}' concerns revision "
-                         f"{data.get('task_revision')} of task '{data['task_id']}', but the selected revision is {current}")
+            if task is None or current != data.get("task_revision"):
+                message = (
+                    f"decision_request '{eid}' concerns revision {data.get('task_revision')} of task "
+                    f"'{data['task_id']}', but {_selected(current)}"
+                )
+                self.add(49, i, ("data", "task_revision"), message)
 
     def decision_resolution(self, i: int, event: dict, data: dict) -> None:
         request_id, eid, state = data.get("request_id"), event.get("id"), self.state
         if request_id not in state.requests:
-            self.add(46, i, "data", "request_id",
-                     message=f"decision_resolution '{eid}' comes before its request '{request_id}'")
+            message = f"decision_resolution '{eid}' comes before its request '{request_id}'"
+            self.add(46, i, ("data", "request_id"), message)
         elif request_id in state.resolved:
-            self.add(47, i, "data", "request_id", message=f"decision_resolution '{eid}' resolves request "
-                     f"'{request_id}' a second time; correct the first resolution with supersedes instead")
+            message = (
+                f"decision_resolution '{eid}' resolves request '{request_id}' a second time; "
+                "correct the first resolution with supersedes instead"
+            )
+            self.add(47, i, ("data", "request_id"), message)
         else:
             state.resolved.add(request_id)
             state.open_requests.discard(request_id)
@@ -135,27 +143,35 @@ class Walk:
         if not isinstance(task_id, str):
             return
         prior = state.tasks.get(task_id)
-        revision = data.get("revision")
+        revision, status = data.get("revision"), data.get("status")
         if prior is not None:
-            prior_revision = prior.get("revision")
-            if data.get("previous_revision") != prior_revision or not _greater(revision, prior_revision):
+            before = prior.get("revision")
+            if data.get("previous_revision") != before or not _greater(revision, before):
                 where = ("data", "previous_revision") if "previous_revision" in data else ("data",)
-                self.add(52, i, *where, message=f"task_update '{eid}' (revision {revision}) must name the "
-                         f"selected revision {prior_revision} of task '{task_id}' as previous_revision and exceed it")
-            if prior.get("status") in FINISHED_TASK and data.get("status") in ACTIVE_TASK and not data.get("reopen_reason"):
-                self.add(54, i, "data", "status", message=f"task_update '{eid}' reopens {prior.get('status')} "
-                         f"task '{task_id}' as {data.get('status')} without a reopen_reason")
+                message = (
+                    f"task_update '{eid}' (revision {revision}) must name the selected revision {before} "
+                    f"of task '{task_id}' as previous_revision and exceed it"
+                )
+                self.add(52, i, where, message)
+            if prior.get("status") in FINISHED_TASK and status in ACTIVE_TASK and not data.get("reopen_reason"):
+                message = (
+                    f"task_update '{eid}' reopens {prior.get('status')} task '{task_id}' as {status} "
+                    "without a reopen_reason"
+                )
+                self.add(54, i, ("data", "status"), message)
         elif "previous_revision" in data and not self.partial_tasks:
-            self.add(53, i, "data", "previous_revision", message=f"task_update '{eid}' is the first selected "
-                     f"update of task '{task_id}' but names previous_revision {data['previous_revision']}; "
-                     "declare tasks coverage partial")
+            message = (
+                f"task_update '{eid}' is the first selected update of task '{task_id}' but names "
+                f"previous_revision {data['previous_revision']}; declare tasks coverage partial"
+            )
+            self.add(53, i, ("data", "previous_revision"), message)
         state.tasks[task_id] = data
         dependencies = data.get("dependencies")
         # Only changed outgoing edges can close a cycle, so unchanged lists need no search.
         if dependencies and (prior is None or prior.get("dependencies") != dependencies):
             if self._reaches(dependencies, task_id):
-                self.add(56, i, "data", "dependencies",
-                         message=f"task_update '{eid}' makes task '{task_id}' depend on itself through its dependencies")
+                message = f"task_update '{eid}' makes task '{task_id}' depend on itself through its dependencies"
+                self.add(56, i, ("data", "dependencies"), message)
 
     def _reaches(self, start: list[Any], target: str) -> bool:
         pending, seen = list(start), set()
@@ -174,9 +190,16 @@ class Walk:
             return
         before = state.executions.get(execution_id)
         if before in TERMINAL_EXECUTION:
-            self.add(19, i, "data", "status", message=f"execution_transition '{event.get('id')}' moves "
-                     f"execution '{execution_id}' on after its terminal status '{before}'")
+            message = (
+                f"execution_transition '{event.get('id')}' moves execution '{execution_id}' on after its "
+                f"terminal status '{before}'"
+            )
+            self.add(19, i, ("data", "status"), message)
         state.executions[execution_id] = data.get("status")
+
+
+def _selected(revision: Any) -> str:
+    return "no revision of it is selected" if revision is None else f"the selected revision is {revision}"
 
 
 def _greater(a: Any, b: Any) -> bool:
@@ -237,19 +260,25 @@ def walk_branch(ix: Index, report: Report, branch: dict, checkpoints: list[tuple
     walk = Walk(ix, report, bid)
     for c in clean.get(-1, []):
         evaluate_checkpoint(ix, report, walk.state, c)
+    events = ix.events
     for k, i in steps:
-        if ix.events[i].get("kind") == "tool_call" or ix.events[i].get("id") not in superseded_at:
-            walk.apply(i)
-        for c in clean.get(k, []):
-            evaluate_checkpoint(ix, report, walk.state, c)
+        event = events[i]
+        kind = event.get("kind")
+        # Superseded events leave the selection; call versions fold in place (module docstring).
+        if kind in _HANDLERS and (kind == "tool_call" or event.get("id") not in superseded_at):
+            walk.apply(i, event, kind)
+        if k in clean:
+            for c in clean[k]:
+                evaluate_checkpoint(ix, report, walk.state, c)
     for c, limit in prefix_only:
         walk = Walk(ix, report, bid)
         for k, i in steps:
             if k > limit:
                 break
-            event = ix.events[i]
-            if event.get("kind") == "tool_call" or superseded_at.get(event.get("id"), _NEVER) > limit:
-                walk.apply(i)
+            event = events[i]
+            kind = event.get("kind")
+            if kind in _HANDLERS and (kind == "tool_call" or superseded_at.get(event.get("id"), _NEVER) > limit):
+                walk.apply(i, event, kind)
         evaluate_checkpoint(ix, report, walk.state, c)
 
 
@@ -320,10 +349,10 @@ def evaluate_checkpoint(ix: Index, report: Report, state: State, c: int) -> None
         entry = as_dict(entry)
         task = state.tasks.get(entry.get("task_id"))
         current = None if task is None else task.get("revision")
-        if current != entry.get("revision") or task is None:
+        if task is None or current != entry.get("revision"):
             report.add(
                 63,
                 pointer("checkpoints", c, "tasks", j, "revision"),
                 f"checkpoint '{cid}' lists task '{entry.get('task_id')}' at revision "
-                f"{entry.get('revision')}, but the selected revision at its boundary is {current}",
+                f"{entry.get('revision')}, but at its boundary {_selected(current)}",
             )

@@ -6,9 +6,7 @@ from asif_convert.errors import pointer
 
 from .index import Index, Report, as_dict, as_list
 
-SUPPORTED_FEATURES = frozenset(
-    {"asif.portable-continuation/0.2", "asif.streams/0.1", "asif.external-bindings/0.1"}
-)
+SUPPORTED_FEATURES = frozenset({"asif.portable-continuation/0.2", "asif.streams/0.1", "asif.external-bindings/0.1"})
 
 # Loss reference type -> collection it names (the types the spec resolves; others stay opaque).
 LOSS_TYPES = {
@@ -127,6 +125,5 @@ def fork_lineage(ix: Index, report: Report) -> None:
             report.add(
                 13,
                 pointer("session", "lineage", i, "session_id"),
-                f"fork lineage names this document's own session '{session.get('id')}'; "
-                "a fork gets a new session.id",
+                f"fork lineage names this document's own session '{session.get('id')}'; a fork gets a new session.id",
             )

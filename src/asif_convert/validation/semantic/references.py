@@ -76,8 +76,7 @@ def executions(ix: Index, report: Report) -> None:
             report.add(
                 16,
                 pointer("executions", i, "participant_id"),
-                f"execution '{x.get('id')}' names participant '{x.get('participant_id')}', "
-                "which is not declared",
+                f"execution '{x.get('id')}' names participant '{x.get('participant_id')}', which is not declared",
             )
         for j, cid in enumerate(as_list(x.get("context_ids"))):
             if not ix.has("contexts", cid):
@@ -96,8 +95,7 @@ def events(ix: Index, report: Report) -> None:
             report.add(
                 14,
                 pointer("events", i, "actor_id"),
-                f"event '{eid}' names actor '{event.get('actor_id')}', which is not a declared "
-                "participant",
+                f"event '{eid}' names actor '{event.get('actor_id')}', which is not a declared participant",
             )
         if "execution_id" in event and not ix.has("executions", event["execution_id"]):
             report.add(
@@ -115,8 +113,7 @@ def events(ix: Index, report: Report) -> None:
                 report.add(
                     57,
                     pointer("events", i, "data", field),
-                    f"{event.get('kind')} event '{eid}' names {field} '{data[field]}', "
-                    f"which is not in {collection}",
+                    f"{event.get('kind')} event '{eid}' names {field} '{data[field]}', which is not in {collection}",
                 )
 
 
@@ -235,7 +232,9 @@ def _json_pointer_locator(ix: Index, report: Report, rid: str, locator: dict, wh
         return  # not embedded inline (or undecodable, which rule 75 reports): nothing to resolve against
     parsed, value = ix.resource_json(rid)
     if not parsed:
-        report.add(31, pointer(*where, "value"), f"{owner} json_pointer points into resource '{rid}', which is not JSON")
+        report.add(
+            31, pointer(*where, "value"), f"{owner} json_pointer points into resource '{rid}', which is not JSON"
+        )
     elif not resolve_pointer(value, selector):
         report.add(
             31,

@@ -27,7 +27,12 @@ def configurations(ix: Index, report: Report) -> None:
     for c, config in enumerate(as_list(ix.doc.get("configurations"))):
         config = as_dict(config)
         cid = config.get("id")
-        for field, key in (("instructions", "id"), ("capabilities", "id"), ("policies", "id"), ("secret_requirements", "handle")):
+        for field, key in (
+            ("instructions", "id"),
+            ("capabilities", "id"),
+            ("policies", "id"),
+            ("secret_requirements", "handle"),
+        ):
             seen: set[str] = set()
             for k, item in enumerate(as_list(config.get(field))):
                 value = as_dict(item).get(key)
@@ -109,7 +114,7 @@ def path_problem(path: str) -> str | None:
         return "contains ':' (a drive letter or stream name)"
     for segment in path.split("/"):
         if segment in ("", ".", ".."):
-            return f"has an empty, '.' or '..' segment"
+            return "has an empty, '.' or '..' segment"
         if segment.endswith((" ", ".")):
             return f"has segment '{segment}' ending in a space or dot"
         if any(ord(ch) < 32 or ord(ch) == 127 or ch in _UNPORTABLE for ch in segment):

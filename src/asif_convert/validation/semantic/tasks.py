@@ -34,8 +34,7 @@ def check(ix: Index, report: Report) -> None:
                 report.add(
                     51,
                     where,
-                    f"task_update '{eid}' has previous_revision {previous}, not smaller than "
-                    f"revision {revision}",
+                    f"task_update '{eid}' has previous_revision {previous}, not smaller than revision {revision}",
                 )
             if (task_id, previous) not in revisions and not partial:
                 report.add(

@@ -36,8 +36,7 @@ def tools(ix: Index, report: Report) -> None:
                     report.add(
                         44,
                         where,
-                        f"tool '{tool.get('id')}' {field} is not a valid JSON Schema 2020-12: "
-                        f"{error.message}",
+                        f"tool '{tool.get('id')}' {field} is not a valid JSON Schema 2020-12: {error.message}",
                     )
         for j, rid in enumerate(as_list(tool.get("resource_ids"))):
             if rid not in ix.resources:
@@ -145,9 +144,7 @@ def _show(value: Any) -> str:
 
 
 def results(ix: Index, report: Report) -> None:
-    known = {
-        as_dict(ix.events[i].get("data")).get("call_id") for i in ix.by_kind.get("tool_call", [])
-    }
+    known = {as_dict(ix.events[i].get("data")).get("call_id") for i in ix.by_kind.get("tool_call", [])}
     for i in ix.by_kind.get("tool_result", []):
         event = ix.events[i]
         call_id = as_dict(event.get("data")).get("call_id")
