@@ -162,3 +162,12 @@ def test_asif_entries_are_complete():
         if entry["rule"] == "residual":
             assert str(entry.get("explanation", "")).strip(), f"{key}: say why continuity cannot hold it"
             assert entry["rule"] in table.kinds, key
+
+
+def test_readme_loss_section_is_current():
+    from asif_convert.docs import update_readme
+
+    from .conftest import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert update_readme(text) == text, "run: python -m asif_convert.docs"

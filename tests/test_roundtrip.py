@@ -12,7 +12,6 @@ from asif_convert import Options, convert
 from asif_convert.formats.asif import FORMAT as ASIF
 from asif_convert.formats.base import get
 from asif_convert.formats.continuity.plugin import _REF_TYPES
-
 from asif_convert.mapping import load_table
 
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES
@@ -133,3 +132,19 @@ def test_edits_travel():
     assert by_id["note-added"]["branch_id"] == branch["id"]
     back = convert(json.dumps(export).encode(), to="asif").document
     assert exact(doc, back) == {}
+
+
+def test_referentially_broken_exports_round_trip_faithfully():
+    """Dangling references are converted with losses and come back as they were."""
+    source = next(p for p in CONTINUITY_FILES if "forks" in p.name)
+    doc = json.loads(source.read_bytes())
+    doc["branches"][1]["parent_branch_id"] = "ghost-parent"
+    doc["messages"][0]["branch_id"] = "ghost-branch"
+    doc["checkpoints"] = [{"checkpoint_id": "cp", "session_id": doc["session"]["session_id"],
+                           "branch_id": "ghost-branch", "parent_event_id": "nothing", "summary": {}}]
+    first = convert(json.dumps(doc).encode(), to="asif")
+    assert {w.rule for w in first.warnings} == {"CONT-PARENT-BRANCH", "CONT-BRANCH", "CONT-CHECKPOINT-PARENT"}
+    synthesized = {r["id"] for loss in first.document["losses"] if loss["kind"] == "synthesized_branch"
+                   for r in loss["references"]}
+    assert synthesized == {"ghost-parent", "ghost-branch"}
+    assert exact(doc, convert(first.output, to="continuity").document) == {}

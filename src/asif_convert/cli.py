@@ -14,7 +14,7 @@ from typing import Annotated
 import msgspec
 import typer
 
-from . import __version__, jsonio
+from . import __version__, inspect_cli, jsonio
 from .convert import Result, convert, load
 from .errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, EXIT_USAGE, ConversionError, InvalidInput, Problem
 from .formats.base import Options, registry
@@ -34,6 +34,12 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with re
                                                          "recording them as losses.")]
 CompactOpt = Annotated[bool, typer.Option("--compact", help="Write compact JSON instead of indented JSON.")]
 NoValidateOpt = Annotated[bool, typer.Option("--no-validate", help="Skip validating the output (trusted batch runs).")]
+OnLossOpt = Annotated[str, typer.Option(
+    "--on-loss", help="ignore: say nothing of losses; warn: one summary line with counts by kind; "
+                      "error: refuse (exit 4, nothing written) when any loss would be recorded.")]
+FailOnOpt = Annotated[list[str] | None, typer.Option(
+    "--fail-on", metavar="KIND", help="Refuse (exit 4, nothing written) when a loss of this kind would be "
+                                      "recorded; repeatable.")]
 NoResidualOpt = Annotated[bool, typer.Option(
     "--no-residual", help="When writing continuity: leave out what it cannot express (each part is then a 'dropped' "
                           "loss) instead of carrying it for an exact return trip.")]
@@ -60,7 +66,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
     if report is not None:
         jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
     jsonio.write_output(output, result.output)
-    _summary(result, name, output)
+    _summary(result, name, output, options.on_loss)
 
 
 def _report(result: Result, name: str) -> dict:
@@ -74,14 +80,24 @@ def _report(result: Result, name: str) -> dict:
     }
 
 
-def _summary(result: Result, name: str, output: str) -> None:
+def _options(strict: bool, no_validate: bool, on_loss: str, fail_on: list[str] | None,
+             no_residual: bool = False) -> Options:
+    if on_loss not in ("ignore", "warn", "error"):
+        raise typer.BadParameter(f"{on_loss!r} is not one of ignore, warn, error", param_hint="--on-loss")
+    return Options(strict=strict, validate=not no_validate, residual=not no_residual, on_loss=on_loss,
+                   fail_on=frozenset(fail_on or ()))
+
+
+def _summary(result: Result, name: str, output: str, on_loss: str) -> None:
     doc = result.document
     n_events = len(doc.get("events", [])) if result.target_format == "asif" else len(doc.get("messages", []))
     unit = "events" if result.target_format == "asif" else "messages"
     counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))
     dest = "stdout" if output == "-" else output
-    line = f"{name} -> {dest} ({result.target_format}): {n_events} {unit}, {len(result.losses)} losses"
-    _err(line + (f" ({counts})" if counts else ""))
+    line = f"{name} -> {dest} ({result.target_format}): {n_events} {unit}"
+    if on_loss != "ignore":
+        line += f", {len(result.losses)} losses" + (f" ({counts})" if counts else "")
+    _err(line)
     if result.warnings:
         _err(f"  {len(result.warnings)} input problems were recorded as losses (use --strict to refuse):")
         for p in result.warnings[:10]:
@@ -105,19 +121,20 @@ def _guard(fn) -> None:
 
 @app.command("from-continuity")
 def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
-                    compact: CompactOpt = False, no_validate: NoValidateOpt = False) -> None:
+                    compact: CompactOpt = False, no_validate: NoValidateOpt = False, on_loss: OnLossOpt = "warn",
+                    fail_on: FailOnOpt = None) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
-    opts = Options(strict=strict, validate=not no_validate)
+    opts = _options(strict, no_validate, on_loss, fail_on)
     _guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
                         compact=compact))
 
 
 @app.command("to-continuity")
 def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
-                  compact: CompactOpt = False, no_validate: NoValidateOpt = False,
-                  no_residual: NoResidualOpt = False) -> None:
+                  compact: CompactOpt = False, no_validate: NoValidateOpt = False, on_loss: OnLossOpt = "warn",
+                  fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False) -> None:
     """Convert an ASIF 0.4 session into an agent-continuity export."""
-    opts = Options(strict=strict, validate=not no_validate, residual=not no_residual)
+    opts = _options(strict, no_validate, on_loss, fail_on, no_residual)
     _guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
                         compact=compact))
 
@@ -127,14 +144,14 @@ def convert_cmd(input_path: InPath, to: Annotated[str, typer.Option("--to", help
                 output: OutPath = "-",
                 source: Annotated[str | None, typer.Option("--from", help="Force the input format.")] = None,
                 report: ReportOpt = None, strict: StrictOpt = False, compact: CompactOpt = False,
-                no_validate: NoValidateOpt = False,
+                no_validate: NoValidateOpt = False, on_loss: OnLossOpt = "warn", fail_on: FailOnOpt = None,
                 no_residual: NoResidualOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     for name in filter(None, (to, source)):
         if name not in registry():
             _err(f"error: unknown format {name!r}; installed: {', '.join(sorted(registry()))}")
             raise typer.Exit(EXIT_USAGE)
-    opts = Options(strict=strict, validate=not no_validate, residual=not no_residual)
+    opts = _options(strict, no_validate, on_loss, fail_on, no_residual)
     _guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact))
 
 
@@ -147,17 +164,23 @@ def formats() -> None:
 
 @app.command("validate")
 def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
-             as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False) -> None:
+             as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False,
+             base_dir: Annotated[Path | None, typer.Option(
+                 "--base-dir", help="Also check ASIF resources embedded by path, inside this directory only "
+                                    "(paths in documents are never opened otherwise).")] = None) -> None:
     """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
+    from .validation import validate as validate_document
+
     results: dict[str, dict] = {}
     for path in files:
         try:
             data, name = jsonio.read_input(path)
             raw, fmt = load(data, name=name)
-            problems, fmt_name = fmt.validate(raw), fmt.name
+            problems, fmt_name = validate_document(raw, format=fmt.name, base_dir=base_dir), fmt.name
         except ConversionError as exc:
             problems, fmt_name = getattr(exc, "problems", []), None
-        results[path] = {"format": fmt_name, "valid": not problems, "problems": msgspec.to_builtins(problems)}
+        valid = not any(p.severity == "error" for p in problems)
+        results[path] = {"format": fmt_name, "valid": valid, "problems": msgspec.to_builtins(problems)}
     if as_json:
         sys.stdout.buffer.write(jsonio.encode(results))
     else:
@@ -165,11 +188,16 @@ def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help=
             status = "valid" if r["valid"] else f"{len(r['problems'])} problems"
             typer.echo(f"{path} ({r['format'] or 'unknown format'}): {status}")
             for p in r["problems"]:
-                typer.echo(f"  {p['path'] or '/'}: {p['message']} [{p['rule']}]")
+                level = "warning: " if p.get("severity") == "warning" else ""
+                typer.echo(f"  {level}{p['path'] or '/'}: {p['message']} [{p['rule']}]")
         typer.echo(f"{sum(r['valid'] for r in results.values())} valid, "
                    f"{sum(not r['valid'] for r in results.values())} invalid")
     if not all(r["valid"] for r in results.values()):
         raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+app.command("inspect")(inspect_cli.inspect)
+app.command("diff")(inspect_cli.diff)
 
 
 def _version(value: bool) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import ir, jsonio
-from .errors import InternalError, InvalidInput, Problem
+from .errors import InternalError, InvalidInput, LossPolicyError, Problem
 from .formats.base import Context, Format, Options, detect, get
 
 # Problems a conversion can never work around; the rest (referential) become losses unless strict.
@@ -51,9 +51,18 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
     doc = src.read(raw, ctx)
     out = dst.write(doc, ctx)
     if options.validate:
-        bad = dst.validate(out)
+        bad = [p for p in dst.validate(out) if p.severity == "error"]
         if bad:
             raise InternalError(f"asif-convert produced an invalid {dst.name} document from {name}; "
                                 "nothing was written. Please report this bug.", bad)
+    losses = ctx.losses()
+    _apply_loss_policy(losses, options, name)
     return Result(output=jsonio.encode(out, compact=compact), document=out, source_format=src.name,
-                  target_format=dst.name, losses=ctx.losses(), warnings=problems)
+                  target_format=dst.name, losses=losses, warnings=problems)
+
+
+def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:
+    refused = Counter(loss.kind for loss in losses
+                      if options.on_loss == "error" or loss.kind in options.fail_on)
+    if refused:
+        raise LossPolicyError(dict(sorted(refused.items())), name)

@@ -11,6 +11,7 @@ EXIT_OK = 0
 EXIT_INVALID_INPUT = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_LOSS_POLICY = 4
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,6 +48,18 @@ class InvalidInput(ConversionError):
         first = problems[0].render() if problems else "invalid input"
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(f"{source}: {first}{more}")
+
+
+class LossPolicyError(ConversionError):
+    """The conversion would record losses the caller's loss policy refuses; nothing is written."""
+
+    exit_code = EXIT_LOSS_POLICY
+
+    def __init__(self, counts: dict[str, int], source: str = "<input>") -> None:
+        self.counts = counts
+        self.source = source
+        listed = ", ".join(f"{kind} ({n})" for kind, n in counts.items())
+        super().__init__(f"{source}: refused by the loss policy: {listed}")
 
 
 class InternalError(ConversionError):

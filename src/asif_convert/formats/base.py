@@ -20,6 +20,8 @@ class Options:
     strict: bool = False  # referential problems in the input are errors, not losses
     residual: bool = True  # the continuity writer carries what it cannot express
     validate: bool = True  # validate what the writer produced
+    on_loss: str = "warn"  # ignore | warn | error: what a recorded loss means for the conversion
+    fail_on: frozenset[str] = frozenset()  # loss kinds that refuse the conversion whatever on_loss says
 
 
 @dataclass

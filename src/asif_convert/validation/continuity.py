@@ -1,7 +1,8 @@
 """Referential checks on an agent-continuity export that its (structural) schema cannot make.
 
-Runs on a document that already passed the schema. Every finding is a ``Problem``; the reader
-turns them into losses, or refuses the input under ``--strict``.
+Runs on a document that already passed the schema. Every finding is a warning-severity
+``Problem``: the export is still convertible (the reader turns each into a loss, and a round trip
+reproduces it faithfully), unless ``--strict`` refuses it.
 """
 
 from __future__ import annotations
@@ -41,33 +42,37 @@ def referential_problems(doc: dict[str, Any]) -> list[Problem]:
         for i, rec in enumerate(doc.get(coll) or ()):
             rid = rec[id_field]
             if rid in seen:
-                problems.append(Problem(rule="CONT-DUPLICATE", path=pointer(coll, i, id_field),
+                problems.append(_warning(rule="CONT-DUPLICATE", path=pointer(coll, i, id_field),
                                         message=f"{id_field} {rid!r} is used twice in {coll}"))
             seen.add(rid)
             if rec["session_id"] != sid:
-                problems.append(Problem(rule="CONT-SESSION", path=pointer(coll, i, "session_id"),
+                problems.append(_warning(rule="CONT-SESSION", path=pointer(coll, i, "session_id"),
                                         message=f"session_id {rec['session_id']!r} differs from "
                                                 f"session.session_id {sid!r}"))
             if branch_ids is None:
                 continue
             bid = rec.get("branch_id")
             if coll != "branches" and bid is not None and bid not in branch_ids:
-                problems.append(Problem(rule="CONT-BRANCH", path=pointer(coll, i, "branch_id"),
+                problems.append(_warning(rule="CONT-BRANCH", path=pointer(coll, i, "branch_id"),
                                         message=f"branch_id {bid!r} names no branch in branches"))
             parent = rec.get("parent_branch_id")
             if coll == "branches" and parent is not None and (parent not in branch_ids or parent == rid):
-                problems.append(Problem(rule="CONT-PARENT-BRANCH", path=pointer(coll, i, "parent_branch_id"),
+                problems.append(_warning(rule="CONT-PARENT-BRANCH", path=pointer(coll, i, "parent_branch_id"),
                                         message=f"parent_branch_id {parent!r} names no other branch in branches"))
 
     active = doc["session"]["active_branch_id"]
     if branch_ids is not None and active not in branch_ids:
-        problems.append(Problem(rule="CONT-ACTIVE-BRANCH", path=pointer("session", "active_branch_id"),
+        problems.append(_warning(rule="CONT-ACTIVE-BRANCH", path=pointer("session", "active_branch_id"),
                                 message=f"active_branch_id {active!r} names no branch in branches"))
 
     item_ids = {m["message_id"] for m in doc["messages"]} | {e["event_id"] for e in doc["events"]}
     for i, cp in enumerate(doc["checkpoints"]):
         parent = cp.get("parent_event_id")
         if parent is not None and parent not in item_ids:
-            problems.append(Problem(rule="CONT-CHECKPOINT-PARENT", path=pointer("checkpoints", i, "parent_event_id"),
+            problems.append(_warning(rule="CONT-CHECKPOINT-PARENT", path=pointer("checkpoints", i, "parent_event_id"),
                                     message=f"parent_event_id {parent!r} names no event or message"))
     return problems
+
+
+def _warning(**fields: str) -> Problem:
+    return Problem(severity="warning", **fields)

@@ -118,6 +118,9 @@ class _Reader:
         raw = self.raw
         branches = self._listed_branches()
         self._ensure_branch(self.active)
+        for b in branches:  # a parent that is not listed is synthesized like any unlisted branch
+            if "parent" in b.native[NAMESPACE]:
+                self._ensure_branch(b.native[NAMESPACE]["parent"])
         events = self._events()
         contexts = self._contexts(events)
         branches += [ir.Branch(id=b, event_ids=[], head_event_id=None, native={NAMESPACE: {"synthesized": True}})

@@ -1,0 +1,54 @@
+"""Structural, entity-aware differences between two documents of one format (``asif-convert diff``).
+
+Records are matched by id, not by position, and key order is ignored; deepdiff does the
+comparison on a view where each collection of records is keyed by its id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepdiff import DeepDiff
+
+# collection -> the field that identifies its records, per format
+RECORD_KEYS = {
+    "asif": {"participants": "id", "events": "id", "branches": "id", "executions": "id", "contexts": "id",
+             "configurations": "id", "tools": "id", "resources": "id", "environments": "id", "checkpoints": "id",
+             "losses": "id", "coverage": "scope"},
+    "continuity": {"branches": "branch_id", "messages": "message_id", "events": "event_id",
+                   "checkpoints": "checkpoint_id", "native_states": "state_id", "artifacts": "artifact_id"},
+}
+
+
+def keyed(doc: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """The document with each record collection turned into {id: record} (when ids are unique)."""
+    out = dict(doc)
+    for coll, key in RECORD_KEYS.get(fmt, {}).items():
+        records = doc.get(coll)
+        if isinstance(records, list) and all(isinstance(r, dict) and key in r for r in records):
+            by_id = {str(r[key]): r for r in records}
+            if len(by_id) == len(records):
+                out[coll] = by_id
+    return out
+
+
+_CHANGES = {"dictionary_item_added": "added", "iterable_item_added": "added",
+            "dictionary_item_removed": "removed", "iterable_item_removed": "removed",
+            "values_changed": "changed", "type_changes": "type_changed"}
+
+
+def differences(a: dict[str, Any], b: dict[str, Any], fmt: str) -> list[dict[str, Any]]:
+    """Each difference as {path: [steps], change: added|removed|changed|type_changed, old?, new?}."""
+    diff = DeepDiff(keyed(a, fmt), keyed(b, fmt), ignore_order=False, view="tree")
+    out = []
+    for kind, items in diff.items():
+        change = _CHANGES.get(kind, kind)
+        for item in items:
+            row: dict[str, Any] = {"path": item.path(output_format="list"), "change": change}
+            if change != "added":
+                row["old"] = item.t1
+            if change != "removed":
+                row["new"] = item.t2
+            out.append(row)
+    out.sort(key=lambda r: [str(s) for s in r["path"]])
+    return out

@@ -1,0 +1,127 @@
+"""inspect, diff and the loss policy, through the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from asif_convert import Options, convert
+from asif_convert.cli import app
+from asif_convert.errors import LossPolicyError
+
+from .conftest import CONTINUITY_FILES, CORPUS
+
+runner = CliRunner()
+OPENAI = CORPUS / "continuity" / "04-openai-tools.json"
+EXAMPLE = CORPUS / "asif" / "tool-call-completed.session.json"
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_inspect_json_shape_for_continuity():
+    res = invoke("inspect", OPENAI, "--json")
+    assert res.exit_code == 0, res.stderr
+    s = json.loads(res.stdout)
+    assert s["format"] == "continuity" and s["version"] == "agent-continuity-export"
+    assert s["counts"]["records"]["messages"] == 9
+    assert s["counts"]["events_by_kind"]["tool_call"] == 4
+    assert s["losses"] == {"total": 0, "by_kind": []}  # an export records no losses itself
+    assert [b["id"] for b in s["branches"]] == ["br-04-main"]
+
+
+def test_inspect_asif_shows_coverage_and_document_losses():
+    s = json.loads(invoke("inspect", EXAMPLE, "--json").stdout)
+    doc = json.loads(EXAMPLE.read_bytes())
+    assert s["format"] == "asif" and s["version"] == "0.4"
+    assert [c["scope"] for c in s["coverage"]] == [c["scope"] for c in doc["coverage"]]
+    assert s["losses"]["total"] == len(doc["losses"])
+    assert s["counts"]["events"] == len(doc["events"])
+
+
+def test_inspect_dry_run_lists_the_conversion_losses_and_writes_nothing(tmp_path):
+    res = invoke("inspect", OPENAI, "--to", "asif", "--json")
+    s = json.loads(res.stdout)
+    expected = convert(OPENAI.read_bytes(), to="asif").losses
+    assert s["dry_run"]["to"] == "asif"
+    assert s["dry_run"]["losses"]["total"] == len(expected) > 0
+    assert {r["kind"] for r in s["dry_run"]["losses"]["by_kind"]} == {loss.kind for loss in expected}
+
+
+def test_inspect_human_output_has_the_tables():
+    res = invoke("inspect", OPENAI, "--to", "asif")
+    assert res.exit_code == 0
+    for title in ("Contents", "Branches", "Losses converting to asif would record"):
+        assert title in res.stdout
+
+
+def test_inspect_bad_input_exits_1(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    res = invoke("inspect", bad)
+    assert res.exit_code == 1 and "bad.json" in res.stderr
+
+
+def test_round_trip_diff_prints_no_differences(tmp_path):
+    asif, back = tmp_path / "s.asif.json", tmp_path / "back.json"
+    assert invoke("from-continuity", OPENAI, "-o", asif).exit_code == 0
+    assert invoke("to-continuity", asif, "-o", back).exit_code == 0
+    res = invoke("diff", OPENAI, back)
+    assert res.exit_code == 0 and res.stdout.strip() == "no differences"
+
+
+def test_diff_matches_records_by_id_and_reports_changes(tmp_path):
+    doc = json.loads(OPENAI.read_bytes())
+    other = json.loads(OPENAI.read_bytes())
+    other["messages"].reverse()  # order of records does not matter
+    other["messages"][0]["text_content"] = "changed"
+    del other["events"][0]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(doc))
+    b.write_text(json.dumps(other))
+    res = invoke("diff", a, b, "--json")
+    assert res.exit_code == 1
+    out = json.loads(res.stdout)
+    assert out["equal"] is False and out["format"] == "continuity"
+    changes = {(tuple(c["path"]), c["change"]) for c in out["changes"]}
+    changed_id = other["messages"][0]["message_id"]
+    assert changes == {(("messages", changed_id, "text_content"), "changed"),
+                       (("events", doc["events"][0]["event_id"]), "removed")}
+    human = invoke("diff", a, b)
+    assert human.exit_code == 1 and "2 differences" in human.stdout and "changed" in human.stdout
+
+
+def test_diff_refuses_two_formats(tmp_path):
+    res = invoke("diff", OPENAI, EXAMPLE)
+    assert res.exit_code == 2 and "one format" in res.stderr
+
+
+def test_loss_policy_error_refuses_and_writes_nothing(tmp_path):
+    out = tmp_path / "o.json"
+    res = invoke("from-continuity", CONTINUITY_FILES[1], "-o", out, "--on-loss", "error")
+    assert res.exit_code == 4 and not out.exists()
+    assert "refused by the loss policy" in res.stderr and "unmapped_field" in res.stderr
+
+
+def test_fail_on_a_kind_only_refuses_that_kind(tmp_path):
+    out = tmp_path / "o.json"
+    assert invoke("from-continuity", OPENAI, "-o", out, "--fail-on", "invalid_digest").exit_code == 0
+    res = invoke("from-continuity", OPENAI, "-o", out, "--fail-on", "tool_contract_unknown")
+    assert res.exit_code == 4 and "tool_contract_unknown (1)" in res.stderr
+
+
+def test_warnings_are_aggregated_and_ignore_silences_them(tmp_path):
+    warn = invoke("from-continuity", OPENAI, "-o", tmp_path / "a.json")
+    assert warn.stderr.count("\n") == 1 and "unmapped_field" in warn.stderr
+    quiet = invoke("from-continuity", OPENAI, "-o", tmp_path / "b.json", "--on-loss", "ignore")
+    assert quiet.exit_code == 0 and "losses" not in quiet.stderr
+    assert invoke("from-continuity", OPENAI, "-o", tmp_path / "c.json", "--on-loss", "bogus").exit_code == 2
+
+
+def test_library_loss_policy():
+    with pytest.raises(LossPolicyError) as caught:
+        convert(OPENAI.read_bytes(), to="asif", options=Options(fail_on=frozenset({"dialect_split"})))
+    assert caught.value.counts == {"dialect_split": 1}
