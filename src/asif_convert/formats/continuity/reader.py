@@ -9,7 +9,6 @@ branches that are referenced but not listed. Continuity-only fields ride along v
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -19,6 +18,8 @@ from ...ledger import Ledger
 from ...validation.schemas import is_asif_event
 from ..asif.codec import Codec
 from . import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, SOURCE_PRODUCER, dialects, placeholders
+from .coverage import coverage
+from .ordering import merge
 
 # Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
 ROLE_ACTORS = {"user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}
@@ -170,7 +171,7 @@ class _Reader:
         absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
         if absent:
             doc.native = {NAMESPACE: {"absent": absent}}
-        doc.coverage = self._coverage(doc)
+        doc.coverage = coverage(doc, self.raw)
         return doc
 
     def _native_session(self, session: dict[str, Any]) -> dict[str, Any]:
@@ -206,7 +207,7 @@ class _Reader:
     def _events(self) -> list[ir.Event]:
         self.ids = _Ids()
         out: list[ir.Event] = []
-        for coll, rec in _merge(self.raw["messages"], self.raw["events"], self.ledger):
+        for coll, rec in merge(self.raw["messages"], self.raw["events"], self.ledger):
             if coll == "messages":
                 out += self._message(rec, self.ids.claim(rec["message_id"], "message"), len(out))
             else:
@@ -508,117 +509,6 @@ class _Reader:
         return [ir.Lineage(relation="translation", session_id=self.sid,
                            capture_id=f"agent-continuity-export:sha256:{self.digest}",
                            event_id=last.native[NAMESPACE].get("id", last.id), inclusive=True)]
-
-    def _coverage(self, doc: ir.Document) -> list[ir.Coverage]:
-        raw = self.raw
-        n_msg = len(raw["messages"])
-        kinds = {ev.kind for ev in doc.events}
-
-        def has(*wanted: str) -> bool:
-            return not kinds.isdisjoint(wanted)
-
-        n_states = len(raw.get("native_states") or ())
-        unsaid = "The agent-continuity export format does not record {}."
-        status: dict[str, tuple[str, str]] = {
-            "participants": ("partial", "Participants are synthesized from message roles (and a runtime actor "
-                                        "for events); the export records no participant identities."),
-            "conversation": ("complete", f"All {n_msg} messages of the export are included as message events."),
-            "branches": (
-                ("partial", "Branches are synthesized from branch ids; see the losses named '+unlisted-branch' "
-                            "or '+fork-point-*'.")
-                if self.synth_branches or any(b.fork for b in doc.branches)
-                else ("complete", f"All {len(doc.branches)} branches of the export are included.")
-            ),
-            "executions": (
-                ("partial", "Executions are derived from run_id values only; their status is unknown.")
-                if doc.executions else ("unavailable", unsaid.format("executions other than run ids"))
-            ),
-            "contexts": (
-                ("partial", "Only the export's checkpoint summaries (and contexts named by carried ASIF records) "
-                            "are included; model inputs were not exported.")
-                if doc.contexts else ("unavailable", unsaid.format("model contexts"))
-            ),
-            "configuration": (
-                ("partial", "Only configurations named by carried ASIF records are included, as placeholders.")
-                if doc.extras.get("configurations") else ("unavailable", unsaid.format("configurations"))
-            ),
-            "tools": (
-                ("partial", "Tool calls and results found in message content (Anthropic Messages or OpenAI Chat "
-                            "Completions) or carried as ASIF records are included; tool contracts are unknown "
-                            "(input_schema true), and content in other shapes was not interpreted.")
-                if doc.tools or has("tool_call", "tool_result")
-                else ("not_inspected", "Tool activity, if any, stays inside message content_json, which is "
-                                       "kept verbatim and was not interpreted.")
-            ),
-            "decisions": (
-                ("partial", "Decisions carried as ASIF records in the export are included.")
-                if has("decision_request", "decision_resolution") else ("unavailable", unsaid.format("decisions"))
-            ),
-            "tasks": (
-                ("partial", "Task updates carried as ASIF records in the export are included; earlier revisions "
-                            "may be missing.")
-                if has("task_update") else ("unavailable", unsaid.format("tasks"))
-            ),
-            "resources": (
-                ("partial", "Some resources are described without their content (artifacts are exported by "
-                            "path and metadata only).")
-                if any(r.availability != "embedded" for r in doc.resources)
-                else ("complete", f"All {len(doc.resources)} resources of the export are included.")
-            ),
-            "environment": ("unavailable", unsaid.format("environments")),
-            "native": (
-                ("partial", "Some native states were exported without a payload.")
-                if "+native-state-without-payload" in self.ledger
-                else ("complete", f"All {n_states} native states of the export are included as native resources.")
-            ),
-            "usage": ("unavailable", unsaid.format("usage counters")),
-        }
-        return [ir.Coverage(scope=s, status=status[s][0], detail=status[s][1]) for s in ir.SCOPES]
-
-
-def _merge(messages: list[dict], events: list[dict], ledger: Ledger) -> list[tuple[str, dict]]:
-    """One serialization order over both arrays, keeping each array's own order.
-
-    Continuity numbers messages and events separately, so interleaving them is an inference:
-    by ``created_at`` when both records carry comparable timestamps, else by ``sequence``, else
-    messages first. The merge is reported whenever both arrays are non-empty.
-    """
-    if messages and events:
-        ledger.add("+event-order")
-    out: list[tuple[str, dict]] = []
-    i = j = 0
-    while i < len(messages) and j < len(events):
-        if _event_first(messages[i], events[j]):
-            out.append(("events", events[j]))
-            j += 1
-        else:
-            out.append(("messages", messages[i]))
-            i += 1
-    out += [("messages", m) for m in messages[i:]]
-    out += [("events", e) for e in events[j:]]
-    return out
-
-
-def _event_first(msg: dict, ev: dict) -> bool:
-    t_msg, t_ev = _timestamp(msg.get("created_at")), _timestamp(ev.get("created_at"))
-    if t_msg is not None and t_ev is not None:
-        try:
-            if t_ev != t_msg:
-                return t_ev < t_msg
-        except TypeError:  # naive against aware: not comparable
-            pass
-    if "sequence" in ev:
-        return ev["sequence"] < msg["sequence"]
-    return False
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def _json_text(value: Any) -> str:
