@@ -14,10 +14,11 @@ from typing import Annotated
 import msgspec
 import typer
 
-from . import __version__, inspect_cli, jsonio
+from . import __version__, batch_cli, inspect_cli, jsonio
 from .convert import Result, convert, load
 from .errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, EXIT_USAGE, ConversionError, InvalidInput, Problem
 from .formats.base import Options, registry
+from .limits import DEPTH_CEILING, Limits, parse_size
 
 app = typer.Typer(
     name="asif-convert",
@@ -43,6 +44,28 @@ FailOnOpt = Annotated[list[str] | None, typer.Option(
 NoResidualOpt = Annotated[bool, typer.Option(
     "--no-residual", help="When writing continuity: leave out what it cannot express (each part is then a 'dropped' "
                           "loss) instead of carrying it for an exact return trip.")]
+_DEFAULT = Limits()
+
+
+def _size(text: str) -> int:
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if value < 1:
+        raise typer.BadParameter("must be at least 1 byte")
+    return value
+
+
+MaxBytesOpt = Annotated[int, typer.Option(
+    "--max-bytes", metavar="SIZE", parser=_size, show_default=f"{_DEFAULT.max_bytes >> 20}M",
+    help="Refuse inputs larger than this many bytes (K, M, G: KiB, MiB, GiB).")]
+MaxDepthOpt = Annotated[int, typer.Option(
+    "--max-depth", min=1, max=DEPTH_CEILING,
+    help=f"Refuse inputs whose arrays and objects nest deeper than this (at most {DEPTH_CEILING}).")]
+MaxStringOpt = Annotated[int, typer.Option(
+    "--max-string", metavar="SIZE", parser=_size, show_default=f"{_DEFAULT.max_string >> 20}M",
+    help="Refuse inputs with a string (or key) longer than this many characters.")]
 
 
 def _err(message: str) -> None:
@@ -60,9 +83,10 @@ def _fail(exc: ConversionError) -> typer.Exit:
 
 
 def _run(input_path: str, output: str, to: str, *, source: str | None, report: Path | None,
-         options: Options, compact: bool) -> None:
-    data, name = jsonio.read_input(input_path)
-    result = convert(data, to=to, source=source, options=options, name=name, compact=compact)
+         options: Options, compact: bool, limits: Limits | None = None) -> None:
+    jsonio.check_paths(input_path, output, report)
+    data, name = jsonio.read_input(input_path, limits)
+    result = convert(data, to=to, source=source, options=options, name=name, compact=compact, limits=limits)
     if report is not None:
         jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
     jsonio.write_output(output, result.output)
@@ -122,21 +146,27 @@ def _guard(fn) -> None:
 @app.command("from-continuity")
 def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
                     compact: CompactOpt = False, no_validate: NoValidateOpt = False, on_loss: OnLossOpt = "warn",
-                    fail_on: FailOnOpt = None) -> None:
+                    fail_on: FailOnOpt = None, max_bytes: MaxBytesOpt = _DEFAULT.max_bytes,
+                    max_depth: MaxDepthOpt = _DEFAULT.max_depth,
+                    max_string: MaxStringOpt = _DEFAULT.max_string) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
     opts = _options(strict, no_validate, on_loss, fail_on)
+    limits = Limits(max_bytes=max_bytes, max_depth=max_depth, max_string=max_string)
     _guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
-                        compact=compact))
+                        compact=compact, limits=limits))
 
 
 @app.command("to-continuity")
 def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
                   compact: CompactOpt = False, no_validate: NoValidateOpt = False, on_loss: OnLossOpt = "warn",
-                  fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False) -> None:
+                  fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
+                  max_bytes: MaxBytesOpt = _DEFAULT.max_bytes, max_depth: MaxDepthOpt = _DEFAULT.max_depth,
+                  max_string: MaxStringOpt = _DEFAULT.max_string) -> None:
     """Convert an ASIF 0.4 session into an agent-continuity export."""
     opts = _options(strict, no_validate, on_loss, fail_on, no_residual)
+    limits = Limits(max_bytes=max_bytes, max_depth=max_depth, max_string=max_string)
     _guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
-                        compact=compact))
+                        compact=compact, limits=limits))
 
 
 @app.command("convert")
@@ -145,14 +175,17 @@ def convert_cmd(input_path: InPath, to: Annotated[str, typer.Option("--to", help
                 source: Annotated[str | None, typer.Option("--from", help="Force the input format.")] = None,
                 report: ReportOpt = None, strict: StrictOpt = False, compact: CompactOpt = False,
                 no_validate: NoValidateOpt = False, on_loss: OnLossOpt = "warn", fail_on: FailOnOpt = None,
-                no_residual: NoResidualOpt = False) -> None:
+                no_residual: NoResidualOpt = False, max_bytes: MaxBytesOpt = _DEFAULT.max_bytes,
+                max_depth: MaxDepthOpt = _DEFAULT.max_depth, max_string: MaxStringOpt = _DEFAULT.max_string) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     for name in filter(None, (to, source)):
         if name not in registry():
             _err(f"error: unknown format {name!r}; installed: {', '.join(sorted(registry()))}")
             raise typer.Exit(EXIT_USAGE)
     opts = _options(strict, no_validate, on_loss, fail_on, no_residual)
-    _guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact))
+    limits = Limits(max_bytes=max_bytes, max_depth=max_depth, max_string=max_string)
+    _guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
+                        limits=limits))
 
 
 @app.command("formats")
@@ -196,6 +229,7 @@ def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help=
         raise typer.Exit(EXIT_INVALID_INPUT)
 
 
+app.command("batch")(batch_cli.batch)
 app.command("inspect")(inspect_cli.inspect)
 app.command("diff")(inspect_cli.diff)
 

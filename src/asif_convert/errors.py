@@ -62,6 +62,19 @@ class LossPolicyError(ConversionError):
         super().__init__(f"{source}: refused by the loss policy: {listed}")
 
 
+class UsageError(ConversionError):
+    """The command asks for something asif-convert will not do (say, write over its own input)."""
+
+    exit_code = EXIT_USAGE
+
+
+class OutputError(ConversionError):
+    """The output cannot be written (a missing folder, no permission, a directory in the way);
+    nothing was written."""
+
+    exit_code = EXIT_INVALID_INPUT
+
+
 class InternalError(ConversionError):
     """asif-convert produced something wrong: a bug, never the user's fault."""
 

@@ -18,8 +18,10 @@ class Ledger:
         self.stage = stage
         self.kind = kind  # one kind for every loss, where the table leaves the kind to the caller
         self._refs: dict[str, dict[tuple[str, str], None]] = {}
+        self._built: list[ir.Loss] | None = None
 
     def add(self, key: str, ref_type: str | None = None, ref_id: str | None = None) -> None:
+        self._built = None
         refs = self._refs.setdefault(key, {})
         if ref_type is not None and ref_id is not None:
             refs[(ref_type, ref_id)] = None
@@ -31,6 +33,12 @@ class Ledger:
         return len(self._refs)
 
     def losses(self) -> list[ir.Loss]:
+        """The losses so far (built once per change: callers ask more than once)."""
+        if self._built is None:
+            self._built = self._build()
+        return list(self._built)
+
+    def _build(self) -> list[ir.Loss]:
         out = []
         for key, refs in self._refs.items():
             spec = self.table.loss(key)

@@ -23,6 +23,7 @@ _EVENT_KEYS = ("id", "sequence", "actor_id", "kind", "causes", "provenance", "da
 # Root properties that are whole ASIF-only collections, kept verbatim in ``Document.extras``.
 EXTRA_COLLECTIONS = ("configurations", "environments", "usage", "continuation", "streams", "external_bindings")
 REQUIRED_EXTRAS = ("configurations", "environments")
+_IR_ONLY_DOCUMENT_FIELDS = ("ir_version", "extras")  # Document fields with no ASIF property
 
 
 class Codec:
@@ -34,14 +35,14 @@ class Codec:
     def dump_document(self, doc: ir.Document) -> dict[str, Any]:
         out: dict[str, Any] = {"asif_version": "0.4"}
         plan = _plan(ir.Document)
-        for name, _ in plan.fields:
+        for name, shape in plan.fields:
             if name in ("ir_version", "extras"):
                 continue
             value = getattr(doc, name)
             if name == "events":
                 out[name] = [self.dump_event(e) for e in value]
             elif value is not UNSET:
-                out[name] = self._dump(value)
+                out[name] = value if shape is _JSON else self._dump_value(shape, value)
         for name in REQUIRED_EXTRAS:
             out[name] = doc.extras.get(name, [])
         for name in EXTRA_COLLECTIONS:
@@ -56,10 +57,12 @@ class Codec:
             "causes": [self._dump(c) for c in ev.causes], "provenance": self._dump(ev.provenance),
             "data": self.dump_body(ev.body),
         }
-        for name in ("time", "execution_id", "supersedes"):
-            value = getattr(ev, name)
-            if value is not UNSET:
-                out[name] = self._dump(value)
+        if ev.time is not UNSET:
+            out["time"] = ev.time
+        if ev.execution_id is not UNSET:
+            out["execution_id"] = ev.execution_id
+        if ev.supersedes is not UNSET:
+            out["supersedes"] = self._dump(ev.supersedes)
         if ev.annotations is not UNSET or ev.native:
             out["extensions"] = {**(ev.annotations or {}), **ev.native}
         out.update(ev.unknown)
@@ -93,21 +96,21 @@ class Codec:
     def load_loss(self, raw: dict[str, Any]) -> ir.Loss:
         return self._load(ir.Loss, raw)
 
-    def _dump(self, value: Any, tagged: bool = True) -> Any:
-        if isinstance(value, ir.Node):
-            plan = _plan(type(value))
-            out: dict[str, Any] = {}
-            if tagged and plan.tag is not None:
-                out["kind"] = plan.tag
-            for name, _ in plan.fields:
-                v = getattr(value, name)
-                if v is not UNSET:
-                    out[name] = self._dump(v)
-            self._dump_extras(value, out)
-            return out
-        if isinstance(value, list):
-            return [self._dump(v) for v in value]
-        return value
+    def _dump(self, node: ir.Node, tagged: bool = True) -> dict[str, Any]:
+        plan = _plan(type(node))
+        out: dict[str, Any] = {"kind": plan.tag} if tagged and plan.tag is not None else {}
+        for name, shape in plan.fields:
+            v = getattr(node, name)
+            if v is UNSET:
+                continue
+            out[name] = v if shape is _JSON or v is None else self._dump_value(shape, v)
+        self._dump_extras(node, out)
+        return out
+
+    def _dump_value(self, shape: tuple[str, Any], value: Any) -> Any:
+        if shape[0] == "list":
+            return [self._dump_value(shape[1], v) for v in value]
+        return self._dump(value)
 
     @staticmethod
     def _dump_extras(node: ir.Node, out: dict[str, Any]) -> None:
@@ -120,9 +123,13 @@ class Codec:
         data = {k: v for k, v in raw.items() if k != "asif_version"}
         extras = {k: data.pop(k) for k in EXTRA_COLLECTIONS if k in data}
         events = [self.load_event(e) for e in data.pop("events")]
+        # IR-only field names are plain additional properties in ASIF
+        clashes = {k: data.pop(k) for k in _IR_ONLY_DOCUMENT_FIELDS if k in data}
         doc = self._load(ir.Document, data)
         doc.events = events
         doc.extras = extras
+        if clashes:
+            doc.unknown = {**doc.unknown, **clashes}
         return doc
 
     def load_event(self, raw: dict[str, Any]) -> ir.Event:
@@ -138,7 +145,9 @@ class Codec:
         if "extensions" in raw:
             ext = raw["extensions"]
             ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
-            ev.annotations = {k: v for k, v in ext.items() if k not in self.namespaces}
+            rest = {k: v for k, v in ext.items() if k not in self.namespaces}
+            if rest or not ev.native:  # an empty map is kept; one holding only native homes is implied
+                ev.annotations = rest
         ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEYS}
         return ev
 
@@ -148,9 +157,9 @@ class Codec:
         unknown: dict[str, Any] = {}
         native: dict[str, Any] = {}
         for key, value in raw.items():
-            hint = plan.types.get(key)
-            if hint is not None:
-                kwargs[key] = self._load_value(hint, value)
+            shape = plan.shapes.get(key)
+            if shape is not None:
+                kwargs[key] = value if shape is _JSON or value is None else self._load_value(shape, value)
             elif key == "kind" and plan.tag is not None:
                 continue
             elif key in self.namespaces:
@@ -164,10 +173,8 @@ class Codec:
             node.native = native
         return node
 
-    def _load_value(self, hint: Any, value: Any) -> Any:
-        if value is None:
-            return None
-        kind, arg = _shape(hint)
+    def _load_value(self, shape: tuple[str, Any], value: Any) -> Any:
+        kind, arg = shape
         if kind == "node":
             return self._load(arg, value)
         if kind == "parts":
@@ -178,11 +185,12 @@ class Codec:
 
 
 _PART_TYPES = {c.__struct_config__.tag: c for c in typing.get_args(ir.Part)}
+_JSON = ("json", None)
 
 
 class _Plan(typing.NamedTuple):
-    fields: tuple[tuple[str, Any], ...]  # (name, type hint), excluding the verbatim homes
-    types: dict[str, Any]
+    fields: tuple[tuple[str, tuple[str, Any]], ...]  # (name, shape), excluding the verbatim homes
+    shapes: dict[str, tuple[str, Any]]
     tag: str | None
 
 
@@ -191,13 +199,12 @@ def _plan(cls: type) -> _Plan:
     hints = typing.get_type_hints(cls)
     names = [f for f in cls.__struct_fields__ if f not in ("unknown", "native")]
     tag = cls.__struct_config__.tag if cls.__struct_config__.tag_field else None
-    fields = tuple((n, hints[n]) for n in names)
-    return _Plan(fields=fields, types=dict(fields), tag=tag)
+    fields = tuple((n, _shape(hints[n])) for n in names)
+    return _Plan(fields=fields, shapes=dict(fields), tag=tag)
 
 
-@cache
 def _shape(hint: Any) -> tuple[str, Any]:
-    """Classify an annotation: a node, a part union, a list of something, or plain JSON."""
+    """Classify an annotation once: a node, a part union, a list of something, or plain JSON."""
     origin = typing.get_origin(hint)
     if origin is Union or origin is types.UnionType:
         args = [a for a in typing.get_args(hint) if a not in (type(None), msgspec.UnsetType)]
@@ -205,11 +212,11 @@ def _shape(hint: Any) -> tuple[str, Any]:
             return _shape(args[0])
         if all(isinstance(a, type) and issubclass(a, ir.Node) for a in args):
             return ("parts", None)
-        return ("json", None)
+        return _JSON
     if origin is list:
         (arg,) = typing.get_args(hint)
-        inner, _ = _shape(arg)
-        return ("list", arg) if inner != "json" else ("json", None)
+        inner = _shape(arg)
+        return ("list", inner) if inner is not _JSON else _JSON
     if isinstance(hint, type) and issubclass(hint, ir.Node):
         return ("node", hint)
-    return ("json", None)
+    return _JSON

@@ -1,7 +1,8 @@
 """Minimal stand-ins for entities that ASIF records carried in an export reference but that the
 export does not hold (for example an ASIF session written with ``--no-residual``: its tools and
 resources had no continuity home). ASIF requires every local reference to resolve; a stand-in
-says only that the entity existed, never what it was, and each one is reported."""
+says only that the entity existed, never what it was, and each one is reported. Likewise a
+carried extension that must be understood is declared in ``required_features`` again."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def add_missing(doc: ir.Document, report: Callable[[str, str], None]) -> None:
         "configuration": {c["id"] for c in doc.extras.get("configurations", ())},
     }
     home = {eid: b.id for b in reversed(doc.branches) for eid in b.event_ids}
+    stand_ins: set[str] = set()
     for ev in doc.events:
         for ref_type, rid in _references(ev):
             if rid in have[ref_type]:
@@ -27,6 +29,16 @@ def add_missing(doc: ir.Document, report: Callable[[str, str], None]) -> None:
             have[ref_type].add(rid)
             report(ref_type, rid)
             _add(doc, ref_type, rid, home.get(ev.id) or doc.branches[0].id, have)
+            if ref_type == "resource":
+                stand_ins.add(rid)
+        body = ev.body
+        if isinstance(body, ir.Extension) and body.interpretation_required and body.type not in doc.required_features:
+            doc.required_features.append(body.type)  # ASIF: an extension that must be understood is declared
+            report("event", ev.id)
+        for src in ev.provenance.sources or ():
+            if src.resource_id in stand_ins and src.locator is not ir.UNSET:
+                src.locator = ir.UNSET  # it located bytes the stand-in does not have
+                report("event", ev.id)
 
 
 def _references(ev: ir.Event) -> Iterator[tuple[str, str]]:

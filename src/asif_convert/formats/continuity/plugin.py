@@ -21,6 +21,10 @@ from . import NAMESPACE, reader, residual, writer
 READ_TABLE = "continuity-to-asif"  # the losses of reading an export
 WRITE_TABLE = "asif-to-continuity"  # the losses of writing one
 
+# IR collections of records keyed by id (coverage by scope), diffed record by record
+_RECORDS = {"events": "id", "participants": "id", "branches": "id", "executions": "id", "contexts": "id",
+            "tools": "id", "resources": "id", "checkpoints": "id", "coverage": "scope", "losses": "id"}
+
 # ASIF collections whose records are referenced by type in losses
 _REF_TYPES = {"events": "event", "participants": "participant", "branches": "branch", "executions": "execution",
               "contexts": "context", "configurations": "configuration", "tools": "tool", "resources": "resource",
@@ -55,27 +59,42 @@ class ContinuityFormat:
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
         export = writer.write(doc, self.codec)
-        target = self.codec.dump_document(doc)
-        base = self.codec.dump_document(self._plain_read(export, [], Ledger(load_table(READ_TABLE))))
+        plain = self._plain_read(export, [], Ledger(load_table(READ_TABLE)))
         ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
-        _record_losses(patch.diff(base, target), ledger)
+        _record_losses(self._diff(plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours.
-        travelled = [loss for loss in target["losses"] if loss not in base["losses"]]
-        travelled += msgspec.to_builtins(ledger.losses())
+        base_losses = [self.codec.dump(loss) for loss in plain.losses]
+        travelled = [d for d in (self.codec.dump(loss) for loss in doc.losses) if d not in base_losses]
+        travelled += [self.codec.dump(loss) for loss in ledger.losses()]
         if travelled:
             export = residual.attach(export, residual.LOSSES, {"losses": travelled})
         if ctx.options.residual:
-            base["losses"] = _merge_losses(travelled, base["losses"])
-            diff = patch.diff(base, target)
+            plain.losses = [self.codec.load_loss(d) for d in _merge_losses(_resolved(travelled, plain), base_losses)]
+            diff = self._diff(plain, doc)  # against what read() will rebuild
             if diff:
                 export = residual.attach(export, residual.RESIDUAL, {"patch": diff})
         return export
 
+    def _diff(self, base: ir.Document, target: ir.Document) -> dict[str, Any] | None:
+        """``patch.diff`` of the two documents as ASIF JSON, dumping only the records that differ:
+        most records are equal, and msgspec compares them without leaving C."""
+        swap = {name: [] for name in _RECORDS}
+        out = patch.diff(self.codec.dump_document(msgspec.structs.replace(base, **swap)),
+                         self.codec.dump_document(msgspec.structs.replace(target, **swap))) or {}
+        for name, key in _RECORDS.items():
+            a, b = getattr(base, name), getattr(target, name)
+            if a != b:
+                dump = self.codec.dump_event if name == "events" else self.codec.dump
+                sub = _diff_records(a, b, key, dump)
+                if sub:
+                    out.setdefault("{}", {})[name] = sub
+        return out or None
+
     def _plain_read(self, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger) -> ir.Document:
         doc = reader.read(raw, reader.canonical_digest(raw), ledger, self.codec)
-        travelled = _resolved(travelled, doc)
-        doc.losses = [self.codec.load_loss(loss) for loss in _merge_losses(
-            travelled, msgspec.to_builtins(ledger.losses()))]
+        travelled = [self.codec.load_loss(loss) for loss in _resolved(travelled, doc)]
+        ids = {loss.id for loss in travelled}
+        doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]
         return doc
 
 
@@ -109,6 +128,26 @@ def _resolved(losses: list[dict[str, Any]], doc: ir.Document) -> list[dict[str, 
                 loss.setdefault("scope", "conversation")
         out.append(loss)
     return out
+
+
+def _diff_records(a: list[Any], b: list[Any], key: str, dump: Any) -> dict[str, Any] | None:
+    ids_a, ids_b = [getattr(r, key) for r in a], [getattr(r, key) for r in b]
+    if len(set(ids_a)) < len(ids_a) or len(set(ids_b)) < len(ids_b):  # not keyed: compare whole lists
+        return patch.diff([dump(r) for r in a], [dump(r) for r in b])
+    by_id = dict(zip(ids_a, a, strict=True))
+    edits = {}
+    for rid, record in zip(ids_b, b, strict=True):
+        old = by_id.get(rid)
+        if old is None:
+            edits[rid] = {"=": dump(record)}
+        elif old != record and (sub := patch.diff(dump(old), dump(record))):
+            edits[rid] = sub
+    out: dict[str, Any] = {"[]": edits}
+    if ids_a != ids_b:
+        out["order"] = ids_b
+    if key != "id":
+        out["key"] = key
+    return out if edits or "order" in out else None
 
 
 def _merge_losses(first: list[dict[str, Any]], then: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ branches that are referenced but not listed. Continuity-only fields ride along v
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from typing import Any
 
@@ -70,7 +71,9 @@ class _Reader:
         self.runs: dict[str, None] = {}
         self.roles: dict[str, None] = {}
         self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
-        self.calls: dict[str, str | None] = {}  # dialect call id -> its branch (None once answered)
+        self.carried = False  # whether any record carries ASIF events or parts (which may reference more)
+        self.calls: dict[str, str | None] = {}  # call id -> its branch, for dialect results (None: answered)
+        self.requests: set[str] = set()  # decision request ids carried as ASIF events
         self.tools: dict[str, None] = {}  # tool names seen in dialect content, in order
         self.resource_ids = _Ids()
         self.dialect_resources: list[ir.Resource] = []
@@ -167,7 +170,8 @@ class _Reader:
             tools=tools,
             checkpoints=checkpoints,
         )
-        placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
+        if self.carried:  # only ASIF records carried in the export can reference what it lacks
+            placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
         absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
         if absent:
             doc.native = {NAMESPACE: {"absent": absent}}
@@ -252,10 +256,12 @@ class _Reader:
                 self.ledger.add("+dialect-duplicate-call", "event", eid)
                 return None
             seen.add(call.call_id)
-        for result in split.results:
-            if self.calls.get(result.call_id) != branch:
+        answered: set[str] = set()
+        for result in split.results:  # a second result for one call, even in this message, is not mapped
+            if self.calls.get(result.call_id) != branch or result.call_id in answered:
                 self.ledger.add("+dialect-orphan-result", "event", eid)
                 return None
+            answered.add(result.call_id)
         for call in split.calls:
             self.calls[call.call_id] = branch
         for result in split.results:
@@ -323,6 +329,7 @@ class _Reader:
         if isinstance(content, dict) and content.keys() == {ASIF_PARTS} and isinstance(content[ASIF_PARTS], list):
             # parts written by the continuity writer for an ASIF message with no continuity shape
             parts = [self.codec.load_part(p) for p in content[ASIF_PARTS]]
+            self.carried = True
         else:
             parts = [ir.TextPart(text=rec["text_content"])]
             if "content_json" in rec:
@@ -355,9 +362,25 @@ class _Reader:
         if kind == rec["event_type"] or kind == "message":
             return None
         raw = {**rec["payload"], "id": eid, "sequence": seq, "kind": kind}
-        if not is_asif_event(raw) or any(k in raw for k in ("time", "execution_id")):
+        if not is_asif_event(raw) or any(k in raw for k in ("time", "execution_id")) or not self._bound(raw):
             return None
+        self.carried = True
         return self.codec.load_event(raw)
+
+    def _bound(self, raw: dict[str, Any]) -> bool:
+        """Whether a carried result, resolution or call-bound request answers something earlier in
+        the export (it may have answered an external binding that did not travel): ASIF forbids
+        unbound ones, so those stay opaque continuity events."""
+        data, kind = raw["data"], raw["kind"]
+        if kind == "tool_call":
+            self.calls.setdefault(data["call_id"], None)
+        elif kind == "decision_request":
+            self.requests.add(data["request_id"])
+        if kind == "tool_result" or (kind == "decision_request" and "call_id" in data):
+            return data["call_id"] in self.calls
+        if kind == "decision_resolution":
+            return data["request_id"] in self.requests
+        return True
 
     # -- checkpoints become summary contexts ------------------------------------------------
 
@@ -393,6 +416,7 @@ class _Reader:
     def _forks(self, branches: list[ir.Branch], events: list[ir.Event]) -> None:
         """Turn parent_branch_id into a fork; the divergence point is inferred from sequences."""
         seq_of = {ev.id: ev.native.get(NAMESPACE, {}).get("sequence") for ev in events}
+        latest: dict[str, tuple[list[int], list[str]]] = {}  # parent -> sorted seqs, last record up to each
         for b in branches:
             native = b.native.get(NAMESPACE, {})
             if "parent" not in native:
@@ -401,9 +425,11 @@ class _Reader:
             own = [s for s in map(seq_of.get, b.event_ids) if s is not None]
             point = None
             if own:
-                first = min(own)
-                before = [e for e in self.branch_events[parent] if (seq_of.get(e) or first) < first]
-                point = before[-1] if before else None
+                if parent not in latest:
+                    latest[parent] = _latest_by_sequence(self.branch_events[parent], seq_of)
+                seqs, last = latest[parent]
+                k = bisect.bisect_left(seqs, min(own))  # the parent's records numbered below the branch's first
+                point = last[k - 1] if k else None
             self.ledger.add("+fork-point-inferred" if point else "+fork-point-unknown", "branch", b.id)
             b.fork = ir.Fork(session_id=self.sid, capture_id=self._capture_id(), branch_id=parent,
                              event_id=point, inclusive=point is not None)
@@ -509,6 +535,18 @@ class _Reader:
         return [ir.Lineage(relation="translation", session_id=self.sid,
                            capture_id=f"agent-continuity-export:sha256:{self.digest}",
                            event_id=last.native[NAMESPACE].get("id", last.id), inclusive=True)]
+
+
+def _latest_by_sequence(event_ids: list[str], seq_of: dict[str, Any]) -> tuple[list[int], list[str]]:
+    """For a branch's records: their sequence numbers sorted, and for each prefix of that order the
+    record that comes last in the branch, so "last record numbered below N" is one bisection."""
+    numbered = sorted((seq, pos) for pos, e in enumerate(event_ids) if (seq := seq_of.get(e)))
+    seqs, last, best = [], [], -1
+    for seq, pos in numbered:
+        best = max(best, pos)
+        seqs.append(seq)
+        last.append(event_ids[best])
+    return seqs, last
 
 
 def _json_text(value: Any) -> str:

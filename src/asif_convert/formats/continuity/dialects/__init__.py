@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from .... import ir
 
 PLACEHOLDER = "asif.piece/1"
@@ -97,16 +99,19 @@ def parse_arguments(text: str) -> tuple[Any, str, bool]:
     """(arguments, status, re-encodes exactly): a JSON string that does not parse is partial,
     and its arguments are unknown (null), never guessed."""
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
         return None, "partial", False
     return value, "complete", json.dumps(value, ensure_ascii=False) == text
 
 
 def split(content: Any, role: str, message_id: str) -> Split | None:
-    from . import anthropic, openai
-
-    for dialect in (anthropic, openai):
+    for dialect in _DIALECTS:
         if dialect.detect(content):
             return dialect.split(content, role, message_id)
     return None
+
+
+from . import anthropic, openai  # noqa: E402  (they import the helpers above)
+
+_DIALECTS = (anthropic, openai)

@@ -9,7 +9,8 @@ from .... import ir
 from . import REASONING, Call, Result, Split, embedded, external, ph
 
 NAME = "anthropic-messages"
-_TYPES = {"text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image", "document"}
+# a tuple, not a set: a "type" that is an object or an array must not match (nor fail to hash)
+_TYPES = ("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image", "document")
 
 
 def detect(content: Any) -> bool:
@@ -50,11 +51,11 @@ def _block(b: dict[str, Any], out: Split, mid: str, parts: list[ir.Part], role: 
                 src["url"] = ph("res", k, "locator")
             return {**b, "source": src}
     if role == "msg" and kind == "tool_use" and isinstance(b.get("id"), str) and isinstance(b.get("name"), str) \
-            and "input" in b:
+            and b["id"] and b["name"] and "input" in b:  # (ASIF ids are never empty)
         out.calls.append(Call(call_id=b["id"], name=b["name"], arguments=b["input"], status="complete"))
         k = len(out.calls) - 1
         return {**b, "id": ph("call", k, "call_id"), "input": ph("call", k, "arguments")}
-    if role == "msg" and kind == "tool_result" and isinstance(b.get("tool_use_id"), str):
+    if role == "msg" and kind == "tool_result" and isinstance(b.get("tool_use_id"), str) and b["tool_use_id"]:
         outcome = "error" if b.get("is_error") is True else "success"
         result = Result(call_id=b["tool_use_id"], outcome=outcome, parts=[])
         out.results.append(result)

@@ -10,7 +10,7 @@ from . import Call, Result, Split, embedded, external, parse_arguments, ph
 
 NAME = "openai-chat"
 _KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "refusal", "function_call", "audio"}
-_PART_TYPES = {"text", "image_url", "input_audio", "file", "refusal"}
+_PART_TYPES = ("text", "image_url", "input_audio", "file", "refusal")  # a tuple: an unhashable "type" must not fail
 
 
 def detect(content: Any) -> bool:
@@ -26,7 +26,8 @@ def detect(content: Any) -> bool:
 
 def _is_call(c: Any) -> bool:
     fn = c.get("function") if isinstance(c, dict) else None
-    return (isinstance(c.get("id"), str) and isinstance(fn, dict) and isinstance(fn.get("name"), str)
+    return (fn is not None and isinstance(c.get("id"), str) and c["id"] != "" and isinstance(fn, dict)
+            and isinstance(fn.get("name"), str) and fn["name"] != ""
             and isinstance(fn.get("arguments"), str))
 
 
@@ -35,7 +36,7 @@ def split(content: dict[str, Any], role: str, message_id: str) -> Split:
     template = dict(content)
     body = content.get("content")
     call_id = content.get("tool_call_id")
-    if isinstance(call_id, str) and (body is None or isinstance(body, str)):
+    if isinstance(call_id, str) and call_id and (body is None or isinstance(body, str)):
         # a tool result: its content is the result's text
         result = Result(call_id=call_id, outcome="unknown", parts=[])
         out.results.append(result)

@@ -1,0 +1,528 @@
+"""Batch migration: discovery, safe output paths, the manifest, resume, interruption, exit codes,
+and scale-out on any concurrent.futures executor (Dask included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from asif_convert import Options, convert
+from asif_convert import batch as core
+from asif_convert.batch import Manifest, discover, migrate, output_path, read_manifest
+from asif_convert.cli import app
+
+from .conftest import CONTINUITY_FILES
+
+runner = CliRunner()
+BROKEN = {
+    "broken/not-json.json": b"{ this is not json",
+    "broken/unknown-format.json": b'{"hello": "world"}\n',
+    "broken/empty.json": b"",
+    "broken/bad-export.json": b'{"format": "agent-continuity-export", "session": 7}\n',
+}
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def make_tree(root: Path, *, broken: bool = False, copies: int = 1) -> list[Path]:
+    """The corpus exports under root/good (copies times, in sub folders), plus broken files."""
+    files = []
+    for c in range(copies):
+        sub = root / "good" / (f"copy{c:02d}" if copies > 1 else "")
+        sub.mkdir(parents=True, exist_ok=True)
+        for src in CONTINUITY_FILES:
+            dst = sub / src.name
+            data = src.read_bytes()
+            if c:  # a distinct document per copy: another session id
+                doc = json.loads(data)
+                sid = doc["session"]["session_id"]
+                data = data.replace(json.dumps(sid).encode(), json.dumps(f"{sid}-copy{c}").encode())
+            dst.write_bytes(data)
+            files.append(dst)
+    if broken:
+        for rel, data in BROKEN.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+    (root / "good" / "README.md").write_text("not an export, and not *.json: never picked up\n")
+    return files
+
+
+def tree_bytes(outdir: Path) -> dict[str, bytes]:
+    """Every output under outdir (not the manifest), by relative path."""
+    return {p.relative_to(outdir).as_posix(): p.read_bytes() for p in sorted(outdir.rglob("*"))
+            if p.is_file() and p.name != core.MANIFEST_NAME}
+
+
+def no_temp_files(outdir: Path) -> bool:
+    return not [p for p in outdir.rglob("*") if p.name.endswith(".tmp")]
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI: the acceptance scenario
+
+
+def test_batch_converts_the_good_reports_the_broken_and_exits_1(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    good = make_tree(src, broken=True)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "--workers", "2")
+    assert res.exit_code == 1, res.output
+
+    # every good file converted, mirrored under OUTDIR, byte for byte what `convert` gives
+    outputs = tree_bytes(out)
+    assert set(outputs) == {f"good/{p.stem}.asif.json" for p in good}
+    for p in good:
+        assert outputs[f"good/{p.stem}.asif.json"] == convert(p.read_bytes(), to="asif").output
+
+    # the manifest has one line per file, the broken ones with their reasons
+    lines = read_manifest(out / core.MANIFEST_NAME)
+    by_input = {Path(r.input).relative_to(src).as_posix(): r for r in lines}
+    assert set(by_input) == {f"good/{p.name}" for p in good} | set(BROKEN)
+    for rel in BROKEN:
+        rec = by_input[rel]
+        assert rec.status == "invalid" and rec.error and rec.problems, rec
+        assert rec.output is not None and rec.output_bytes is None
+    assert "not valid JSON" in by_input["broken/not-json.json"].error
+    assert "not a document of any installed format" in by_input["broken/unknown-format.json"].error
+    assert by_input["broken/empty.json"].problems[0]["rule"] == "json"
+    assert by_input["broken/bad-export.json"].problems[0]["rule"] == "schema"
+    ok = [r for r in lines if r.status == "ok"]
+    for rec in ok:
+        assert rec.source_format == "continuity" and rec.target_format == "asif"
+        assert rec.input_bytes > 0 and rec.output_bytes == (out / rec.output).stat().st_size
+        assert len(rec.input_sha256) == 64 and rec.losses and rec.seconds["total"] > 0
+    # the summary: counts, top loss kinds, slowest files, failures
+    assert "converted" in res.stdout and "invalid input" in res.stdout
+    assert "Top loss kinds" in res.stdout and "Slowest files" in res.stdout and "Failures" in res.stdout
+    assert "not-json.json" in res.stdout
+    assert no_temp_files(out)
+
+
+def test_all_good_exits_0_and_plain_progress(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_tree(src)
+    res = invoke("batch", src / "good", "-o", out, "--to", "asif", "-j", "1")
+    assert res.exit_code == 0, res.output
+    assert f"batch: {len(CONTINUITY_FILES)} files" in res.stderr  # not a terminal: plain lines
+    assert len(tree_bytes(out)) == len(CONTINUITY_FILES)
+
+
+def test_quiet_prints_nothing(tmp_path):
+    out = tmp_path / "out"
+    res = invoke("batch", CONTINUITY_FILES[0], "-o", out, "--to", "asif", "--quiet", "-j", "0")
+    assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""
+    assert (out / f"{CONTINUITY_FILES[0].stem}.asif.json").exists()
+
+
+def test_internal_error_exits_3(tmp_path, monkeypatch):
+    real = core.convert
+
+    def flaky(data, **kw):
+        if kw["name"].endswith(CONTINUITY_FILES[1].name):
+            raise RuntimeError("boom")
+        return real(data, **kw)
+
+    monkeypatch.setattr(core, "convert", flaky)
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_tree(src, broken=True)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "--workers", "0")  # in process: the patch applies
+    assert res.exit_code == 3, res.output
+    rec = next(r for r in read_manifest(out / core.MANIFEST_NAME) if r.status == "internal")
+    assert rec.error == "RuntimeError: boom" and rec.input.endswith(CONTINUITY_FILES[1].name)
+    assert not (out / "good" / f"{CONTINUITY_FILES[1].stem}.asif.json").exists()
+
+
+def test_loss_policy_refusals_exit_4_and_are_redone_without_it(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--on-loss", "error")
+    assert res.exit_code == 4, res.output
+    recs = read_manifest(out / core.MANIFEST_NAME)
+    refused = [r for r in recs if r.status == "policy"]
+    assert refused and all("refused by the loss policy" in r.error for r in refused)
+    assert not any((out / r.output).exists() for r in refused)
+    assert "refused by the loss policy" in res.stdout
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0")  # other settings: all redone
+    assert res.exit_code == 0, res.output
+    assert {r.status for r in read_manifest(out / core.MANIFEST_NAME)} == {"ok"}
+    assert len(tree_bytes(out)) == len(files)
+
+
+def test_an_unwritable_output_is_reported_and_the_rest_converted(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    (out / "good" / f"{files[0].stem}.asif.json").mkdir(parents=True)  # a folder in the way
+    report = migrate([src], out, to="asif", workers=0)
+    bad = [r for r in report.results if r.status != "ok"]
+    assert [(Path(r.input).name, r.status) for r in bad] == [(files[0].name, "unwritable")]
+    assert "cannot write" in bad[0].error and report.exit_code == 1
+    assert report.summary.counts["ok"] == len(files) - 1 and no_temp_files(out)
+
+
+def test_usage_and_missing_sources(tmp_path):
+    out = tmp_path / "out"
+    res = invoke("batch", CONTINUITY_FILES[0], "-o", out, "--to", "nope")
+    assert res.exit_code == 2 and "unknown format" in res.stderr
+    res = invoke("batch", tmp_path / "missing.json", "-o", out, "--to", "asif")
+    assert res.exit_code == 1 and "no such file" in res.stderr
+    res = invoke("batch", str(tmp_path / "nothing-*.json"), "-o", out, "--to", "asif")
+    assert res.exit_code == 1 and "no file matches" in res.stderr
+    src = tmp_path / "out" / "src"  # a source inside OUTDIR would mix inputs and outputs
+    make_tree(src)
+    res = invoke("batch", src, "-o", out, "--to", "asif")
+    assert res.exit_code == 2 and "inside OUTDIR" in res.stderr
+    assert not list(out.rglob("*.asif.json"))
+
+
+def test_to_continuity_and_back(tmp_path):
+    src = tmp_path / "src"
+    make_tree(src)
+    res = invoke("batch", src / "good", "-o", tmp_path / "asif", "--to", "asif", "-j", "1", "-q")
+    assert res.exit_code == 0
+    res = invoke("batch", tmp_path / "asif", "-o", tmp_path / "back", "--to", "continuity", "-j", "1", "-q")
+    assert res.exit_code == 0, res.output
+    for p in CONTINUITY_FILES:  # x.json -> x.asif.json -> x.continuity.json, the export exactly
+        back = json.loads((tmp_path / "back" / f"{p.stem}.continuity.json").read_bytes())
+        assert back == json.loads(p.read_bytes())
+
+
+# ---------------------------------------------------------------------------------------------
+# Resume and interruption
+
+
+def test_rerun_skips_unchanged_and_redoes_changed(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    first = migrate([src], out, to="asif", workers=0)
+    assert first.summary.counts["ok"] == len(files)
+    manifest = (out / core.MANIFEST_NAME).read_bytes()
+
+    again = migrate([src], out, to="asif", workers=0)
+    assert again.summary.counts == {"unchanged": len(files)}
+    assert (out / core.MANIFEST_NAME).read_bytes() == manifest  # nothing to record
+
+    # a changed input, a deleted output and a truncated output are redone; nothing else
+    files[0].write_bytes(files[0].read_bytes() + b"\n")  # same document, other bytes
+    (out / "good" / f"{files[1].stem}.asif.json").unlink()
+    (out / "good" / f"{files[2].stem}.asif.json").write_bytes(b"{")
+    third = migrate([src], out, to="asif", workers=0)
+    redone = {Path(r.input).name for r in third.results if r.status == "ok"}
+    assert redone == {files[0].name, files[1].name, files[2].name}
+    assert third.summary.counts["unchanged"] == len(files) - 3
+    lines = read_manifest(out / core.MANIFEST_NAME)
+    assert len(lines) == len(files) and len({r.output for r in lines}) == len(files)  # compacted
+
+    # other settings redo all; --force too
+    assert migrate([src], out, to="asif", workers=0, compact=True).summary.counts["ok"] == len(files)
+    assert migrate([src], out, to="asif", workers=0, compact=True, force=True).summary.counts["ok"] == len(files)
+
+
+class StopAfter(Executor):
+    """Runs tasks in this process and raises KeyboardInterrupt (a simulated Ctrl-C) at the
+    ``n``-th submission; tasks already submitted complete, as they would in worker processes."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.submitted = n, 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.submitted += 1
+        if self.submitted > self.n:
+            raise KeyboardInterrupt
+        fut: Future = Future()
+        fut.set_result(fn(*args, **kwargs))
+        return fut
+
+
+def test_interrupted_run_resumes_to_a_clean_runs_bytes(tmp_path):
+    src = tmp_path / "src"
+    files = make_tree(src, broken=True, copies=3)
+    n_inputs = len(files) + len(BROKEN)
+    clean = tmp_path / "clean"
+    assert migrate([src], clean, to="asif", workers=0).exit_code == 1
+
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        migrate([src], out, to="asif", executor=StopAfter(10), chunk_size=1)
+    lines = read_manifest(out / core.MANIFEST_NAME)  # valid JSON lines, one per finished file
+    assert len(lines) == 10 and no_temp_files(out)
+    assert set(tree_bytes(out)) == {r.output for r in lines if r.status == "ok"}
+
+    seen = []
+    rerun = migrate([src], out, to="asif", executor=ThreadPoolExecutor(2), on_result=seen.append)
+    done_before = sum(r.status == "ok" for r in lines)
+    assert rerun.summary.counts["unchanged"] == done_before
+    # only the remaining files were converted (failed ones are always retried)
+    assert rerun.summary.counts["ok"] + rerun.summary.counts["invalid"] == n_inputs - done_before
+    assert tree_bytes(out) == tree_bytes(clean)
+    assert {r.output: r.status for r in read_manifest(out / core.MANIFEST_NAME)} == \
+           {r.output: r.status for r in read_manifest(clean / core.MANIFEST_NAME)}
+
+
+def test_cli_ctrl_c_stops_cleanly_with_exit_130(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "local_executor", lambda workers: StopAfter(3))
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_tree(src)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2")
+    assert res.exit_code == 130
+    assert "Batch interrupted" in res.stdout and "run the same command again" in res.stdout
+    assert "not reached" in res.stdout
+    assert len(read_manifest(out / core.MANIFEST_NAME)) == 3  # one file per task for so few files
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX only")
+def test_killed_batch_resumes_only_the_remaining_files(tmp_path):
+    """A real `kill -9` of the CLI midway: no half-written outputs, a valid manifest, and a rerun
+    that converts only what is left and ends with the same bytes as a clean run."""
+    src = tmp_path / "src"
+    files = make_tree(src, copies=20)  # a few hundred files: long enough to be killed midway
+    clean = tmp_path / "clean"
+    assert migrate([src], clean, to="asif", workers=2).exit_code == 0
+
+    out = tmp_path / "out"
+    manifest = out / core.MANIFEST_NAME
+    cmd = [sys.executable, "-c", "from asif_convert.cli import run; run()", "batch", str(src), "-o", str(out),
+           "--to", "asif", "-j", "1", "-q"]
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if manifest.exists() and manifest.read_bytes().count(b"\n") >= 20:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the batch finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # the CLI, its fork server and its worker: the group it leads
+    proc.wait()
+
+    after_kill = read_manifest(manifest)
+    done = sum(r.status == "ok" for r in after_kill)
+    assert 20 <= done < len(files)
+    rerun = migrate([src], out, to="asif", workers=1)
+    assert rerun.summary.counts["unchanged"] == done
+    assert rerun.summary.counts["ok"] == len(files) - done
+    assert tree_bytes(out) == tree_bytes(clean)
+    assert no_temp_files(out)
+    assert len(read_manifest(manifest)) == len(files)
+
+
+def test_torn_manifest_line_is_ignored(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    migrate([src], out, to="asif", workers=0)
+    manifest = out / core.MANIFEST_NAME
+    lines = manifest.read_bytes().splitlines(keepends=True)
+    manifest.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])  # a crash mid-line
+    rerun = migrate([src], out, to="asif", workers=0)
+    assert rerun.summary.counts == {"unchanged": len(files) - 1, "ok": 1}
+    assert len(read_manifest(manifest)) == len(files)
+
+
+def test_a_file_that_is_not_a_manifest_is_left_alone(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(ValueError, match="not an asif-convert manifest"):
+        Manifest(notes)
+    assert notes.read_text() == "my notes\n"
+
+
+def test_stale_temp_files_are_cleaned(tmp_path):
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    stale = out / "sub" / ".x.asif.json.ab12cd34.tmp"
+    stale.write_bytes(b"{half")
+    keep = out / "sub" / ".notes.tmp"
+    keep.write_bytes(b"mine")
+    migrate([CONTINUITY_FILES[0]], out, to="asif", workers=0)
+    assert not stale.exists() and keep.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Discovery and output paths: documents are data
+
+
+def test_output_paths_mirror_and_cannot_escape():
+    assert output_path(("a", "b", "x.json"), "asif") == "a/b/x.asif.json"
+    assert output_path(("x.asif.json",), "continuity") == "x.continuity.json"
+    assert output_path(("x.continuity.json",), "asif") == "x.asif.json"
+    assert output_path(("noext",), "asif") == "noext.asif.json"
+    for bad in (("..", "x.json"), ("a", "..", "..", "x.json"), (".", "x.json"), ("a/b.json",), ("a\\..\\b",),
+                ("", "x.json"), ("x\x00.json",), ()):
+        with pytest.raises(ValueError):
+            output_path(bad, "asif")
+
+
+def test_symlinks_out_of_the_roots_are_refused(tmp_path):
+    src, out, outside = tmp_path / "src", tmp_path / "out", tmp_path / "secret"
+    make_tree(src)
+    outside.mkdir()
+    (outside / "private.json").write_bytes(CONTINUITY_FILES[0].read_bytes())
+    (src / "good" / "leak.json").symlink_to(outside / "private.json")
+    (src / "good" / "leakdir").symlink_to(outside, target_is_directory=True)
+    (src / "good" / "alias.json").symlink_to(src / "good" / CONTINUITY_FILES[0].name)  # inside: fine
+    (src / "good" / "dangling.json").symlink_to(tmp_path / "gone.json")
+    (src / "good" / "loop").symlink_to(src / "good", target_is_directory=True)
+
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0")
+    assert res.exit_code == 1, res.output
+    recs = {Path(r.input).name: r for r in read_manifest(out / core.MANIFEST_NAME)}
+    assert recs["leak.json"].status == "refused" and "outside the source roots" in recs["leak.json"].error
+    assert recs["leakdir"].status == "refused" and "outside the source roots" in recs["leakdir"].error
+    assert recs["dangling.json"].status == "refused" and "broken symlink" in recs["dangling.json"].error
+    assert recs["loop"].status == "refused" and "loop" in recs["loop"].error
+    assert recs["alias.json"].status == "ok"
+    assert not (out / "good" / "leak.asif.json").exists() and not (out / "good" / "leakdir").exists()
+    assert "refused" in res.stdout
+
+
+def test_a_named_symlink_is_taken_as_given(tmp_path):
+    link = tmp_path / "named.json"
+    link.symlink_to(CONTINUITY_FILES[0])
+    report = migrate([link], tmp_path / "out", to="asif", workers=0)
+    assert [r.status for r in report.results] == ["ok"]
+
+
+def test_never_writes_through_a_symlink_out_of_outdir(tmp_path):
+    src, out, elsewhere = tmp_path / "src", tmp_path / "out", tmp_path / "elsewhere"
+    make_tree(src)
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "good").symlink_to(elsewhere, target_is_directory=True)  # planted in OUTDIR
+    report = migrate([src], out, to="asif", workers=0)
+    assert report.exit_code == 1
+    assert {r.status for r in report.results} == {"refused"}
+    assert "outside OUTDIR" in report.results[0].error
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_globs_hidden_files_and_patterns(tmp_path):
+    src = tmp_path / "src"
+    make_tree(src, copies=2)
+    (src / "good" / ".hidden.json").write_bytes(CONTINUITY_FILES[0].read_bytes())
+    items = list(discover([str(src / "good" / "*")]))  # matched folders are walked; matched files taken as given
+    assert {i.rel for i in items} == {(f"copy{c:02d}", p.name) for c in range(2) for p in CONTINUITY_FILES} | \
+           {("README.md",)}
+    items = list(discover([str(src / "**" / "0*.json")]))
+    assert items and all(i.rel[-1].startswith("0") and i.rel[0] == "good" for i in items)
+    rels = [i.rel for i in discover([src])]
+    assert rels == sorted(rels) and not any(".hidden.json" in r for r in rels)
+    assert not any(r[-1] == "README.md" for r in rels)
+    assert any(r[-1] == "README.md" for r in (i.rel for i in discover([src], pattern="*")))
+
+
+def test_two_inputs_for_one_output_are_refused(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.json").write_bytes(CONTINUITY_FILES[0].read_bytes())
+    (src / "a.continuity.json").write_bytes(CONTINUITY_FILES[1].read_bytes())
+    report = migrate([src], tmp_path / "out", to="asif", workers=0)
+    by_name = {Path(r.input).name: r for r in report.results}
+    assert by_name["a.continuity.json"].status == "ok"  # sorted first
+    assert by_name["a.json"].status == "refused" and "already the output of" in by_name["a.json"].error
+    assert report.exit_code == 1
+    twice = migrate([src / "a.json", src / "a.json"], tmp_path / "twice", to="asif", workers=0)
+    assert [r.status for r in twice.results] == ["ok"]  # the same file named twice is converted once
+
+
+# ---------------------------------------------------------------------------------------------
+# Library: any executor, bounded submission
+
+
+class Counting(Executor):
+    """Wraps an executor and records the most tasks ever in flight at once."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner, self.in_flight, self.peak, self.tasks = inner, 0, 0, 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.in_flight += 1
+        self.tasks += 1
+        self.peak = max(self.peak, self.in_flight)
+        fut = self.inner.submit(fn, *args, **kwargs)
+        fut.add_done_callback(lambda _: setattr(self, "in_flight", self.in_flight - 1))
+        return fut
+
+
+def test_submission_window_is_bounded(tmp_path):
+    src = tmp_path / "src"
+    files = make_tree(src, copies=6)
+    with ThreadPoolExecutor(2) as pool:
+        ex = Counting(pool)
+        report = migrate([src], tmp_path / "out", to="asif", executor=ex, max_in_flight=3, chunk_size=2,
+                         keep_results=False)
+    assert report.summary.counts["ok"] == len(files) and report.results == []
+    assert ex.tasks == len(files) // 2 and ex.peak <= 3
+
+
+def test_a_dying_worker_fails_its_files_and_the_batch_goes_on(tmp_path, monkeypatch):
+    """A worker process that dies (killed, out of memory) breaks the pool: the files in flight
+    are recorded as internal errors, a new pool takes over, and a rerun redoes just those."""
+    real = core.convert
+
+    def dying(data, **kw):
+        if kw["name"].endswith(CONTINUITY_FILES[3].name):
+            os._exit(9)
+        return real(data, **kw)
+
+    monkeypatch.setattr(core, "convert", dying)  # workers are forked: they inherit the patch
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src, copies=2)
+    report = migrate([src], out, to="asif", workers=2, chunk_size=1)
+    dead = [r for r in report.results if r.status == "internal"]
+    assert report.exit_code == 3 and dead
+    assert all("worker failed" in r.error for r in dead)
+    assert {f"good/copy{c:02d}/{CONTINUITY_FILES[3].name}" for c in range(2)} <= {r.output.replace(".asif", "")
+                                                                             for r in dead}
+    assert report.summary.counts["ok"] == len(files) - len(dead)
+    monkeypatch.setattr(core, "convert", real)
+    rerun = migrate([src], out, to="asif", workers=2)
+    assert rerun.summary.counts == {"ok": len(dead), "unchanged": len(files) - len(dead)}
+
+
+def test_process_pool_matches_in_process(tmp_path):
+    src = tmp_path / "src"
+    make_tree(src, copies=2)
+    a = migrate([src], tmp_path / "a", to="asif", workers=2, options=Options(strict=False))
+    b = migrate([src], tmp_path / "b", to="asif", workers=0)
+    assert a.exit_code == b.exit_code == 0
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    assert len({r.worker for r in a.results}) >= 1
+
+
+def test_dask_local_cluster_runs_a_batch(tmp_path):
+    """Scale-out: the same call on a Dask cluster, through Client.get_executor()."""
+    distributed = pytest.importorskip("distributed")
+    src = tmp_path / "src"
+    files = make_tree(src, broken=True)
+    migrate([src], tmp_path / "local", to="asif", workers=0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) \
+            as cluster, distributed.Client(cluster) as client:
+        report = migrate([src], tmp_path / "dask", to="asif", executor=client.get_executor(), chunk_size=4)
+    assert report.summary.counts == {"ok": len(files), "invalid": len(BROKEN)}
+    assert report.exit_code == 1
+    assert tree_bytes(tmp_path / "dask") == tree_bytes(tmp_path / "local")
+
+
+def test_can_run_from_a_copied_tree_elsewhere(tmp_path):
+    """Manifest keys are output paths: a rerun from another working directory still resumes."""
+    src = tmp_path / "src"
+    make_tree(src)
+    out = tmp_path / "out"
+    migrate([src], out, to="asif", workers=0)
+    moved = tmp_path / "moved"
+    shutil.copytree(src, moved)
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        again = migrate(["moved"], out, to="asif", workers=0)
+    finally:
+        os.chdir(cwd)
+    assert set(again.summary.counts) == {"unchanged"}
