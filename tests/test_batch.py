@@ -526,3 +526,17 @@ def test_can_run_from_a_copied_tree_elsewhere(tmp_path):
     finally:
         os.chdir(cwd)
     assert set(again.summary.counts) == {"unchanged"}
+
+
+def test_oversized_input_is_refused_from_its_size(tmp_path, monkeypatch):
+    """Workers read through the same size check as the single-file commands."""
+    import asif_convert.jsonio as jsonio_module
+    from asif_convert.limits import Limits
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.json").write_bytes(CONTINUITY_FILES[1].read_bytes())
+    monkeypatch.setattr(jsonio_module, "Limits", lambda: Limits(max_bytes=10))
+    report = migrate([src], tmp_path / "out", to="asif", workers=0)
+    (result,) = report.results
+    assert result.status == "invalid" and "--max-bytes" in result.error

@@ -24,7 +24,6 @@ import multiprocessing
 import os
 import re
 import signal
-import socket
 import sys
 import time
 from collections import Counter
@@ -377,16 +376,15 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     """Read, convert and atomically write one file; every failure becomes the result's status."""
     t0 = time.perf_counter()
     res = FileResult(input=task.input, output=task.output, status=OK, target_format=spec.to,
-                     settings=spec.settings, run=spec.run, worker=f"{socket.gethostname()}:{os.getpid()}")
+                     settings=spec.settings, run=spec.run, worker=f"pid {os.getpid()}")  # no host names in outputs
     try:
         if task.confined and not _inside(os.path.realpath(task.input), spec.roots):
             raise _Unsafe("the input now resolves outside the source roots")
-        data = Path(task.input).read_bytes()
+        data, _ = jsonio.read_input(task.input)  # refuses an oversized file from its size, unread
     except _Unsafe as exc:
         return _finish(res, t0, status=REFUSED, error=str(exc))
-    except OSError as exc:
-        return _finish(res, t0, status=INVALID, error=f"{task.input}: cannot read: {exc.strerror}",
-                       problems=[{"rule": "io", "path": "", "message": f"cannot read: {exc.strerror}"}])
+    except InvalidInput as exc:
+        return _finish(res, t0, status=INVALID, error=str(exc), problems=_problems(exc.problems))
     res.input_bytes = len(data)
     res.input_sha256 = hashlib.sha256(data).hexdigest()
     t_read = time.perf_counter()
