@@ -15,8 +15,10 @@ from ... import ir
 from ..asif.codec import Codec
 from . import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects
 
-OPTIONAL_COLLECTIONS = ("branches", "native_states", "artifacts")
 ROLES = ("user", "assistant", "tool")
+# the continuity-only fields a resource read from a native state or an artifact always carries
+_STATE_FIELDS = {"provider", "kind", "portable"}
+_ARTIFACT_FIELDS = {"branch_id", "kind", "metadata", "created_at"}
 
 
 def write(doc: ir.Document, codec: Codec) -> dict[str, Any]:
@@ -61,8 +63,13 @@ class _Writer:
                 events.append(self.event(e))
         out["messages"], out["events"] = messages, events
         out["checkpoints"] = [self.checkpoint(c) for c in doc.contexts]
-        states = [self.native_state(r) for r in doc.resources if self._kind(r) == "native_state"]
-        artifacts = [self.artifact(r) for r in doc.resources if self._kind(r) == "artifact"]
+        states, artifacts = [], []
+        for r in doc.resources:  # only resources that came from the export have a continuity home
+            n = _nat(r) or {}
+            if r.purpose == "native" and _STATE_FIELDS <= n.keys() and (state := self.native_state(r, n)):
+                states.append(state)
+            elif r.purpose == "artifact" and r.original_location is not ir.UNSET and _ARTIFACT_FIELDS <= n.keys():
+                artifacts.append(self.artifact(r, n))
         for key, records in (("native_states", states), ("artifacts", artifacts)):
             if key not in absent:
                 out[key] = records
@@ -156,19 +163,22 @@ class _Writer:
                 out[key] = n[key]
         return out
 
-    def native_state(self, r: ir.Resource) -> dict[str, Any]:
-        n = _nat(r)
+    def native_state(self, r: ir.Resource, n: dict[str, Any]) -> dict[str, Any] | None:
+        """The native state a resource came from; None when its text is no longer JSON (an edit),
+        which leaves the resource to the residual."""
         out: dict[str, Any] = {"state_id": n.get("state_id", r.id), "session_id": n.get("session_id", self.sid),
                                "provider": n["provider"], "kind": n["kind"]}
         if r.text is not ir.UNSET:
-            out["payload"] = msgspec.json.decode(r.text)
+            try:
+                out["payload"] = msgspec.json.decode(r.text)
+            except msgspec.DecodeError:
+                return None
         out["portable"] = n["portable"]
         if "created_at" in n:
             out["created_at"] = n["created_at"]
         return out
 
-    def artifact(self, r: ir.Resource) -> dict[str, Any]:
-        n = _nat(r)
+    def artifact(self, r: ir.Resource, n: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {"artifact_id": n.get("artifact_id", r.id), "session_id": n.get("session_id", self.sid)}
         if "run_id" in n:
             out["run_id"] = n["run_id"]
@@ -205,23 +215,6 @@ class _Writer:
         texts = "".join(p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart))
         role = n.get("role") or message.body.role
         return role, n.get("text_content", texts), dialects.fill(n["template"], pieces)
-
-    @staticmethod
-    def _kind(r: ir.Resource) -> str | None:
-        """Which continuity collection a resource came from (None: it has no continuity home)."""
-        n = _nat(r)
-        if not n or r.original_location is ir.UNSET and r.purpose == "artifact":
-            return None
-        if r.purpose == "native" and {"provider", "kind", "portable"} <= n.keys():
-            try:
-                if r.text is not ir.UNSET:
-                    msgspec.json.decode(r.text)
-            except msgspec.DecodeError:
-                return None
-            return "native_state"
-        if r.purpose == "artifact" and {"branch_id", "kind", "metadata", "created_at"} <= n.keys():
-            return "artifact"
-        return None
 
     def _time(self, event_id: str) -> str | None:
         ev = self.events_by_id.get(event_id)
