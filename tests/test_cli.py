@@ -143,3 +143,14 @@ def test_invalid_output_is_an_internal_error_and_is_not_written(tmp_path, monkey
     res = invoke("from-continuity", EXPORT, "-o", out)
     assert res.exit_code == 3
     assert "invalid asif document" in res.stderr and not out.exists()
+
+
+def test_output_has_the_usual_permissions(tmp_path):
+    """Atomic writes go through a private temp file; the output itself follows the umask."""
+    import os
+
+    out = tmp_path / "o.json"
+    assert invoke("from-continuity", EXPORT, "-o", out).exit_code == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask

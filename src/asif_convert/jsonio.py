@@ -152,6 +152,15 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()  # read once, at import: os.umask can only be read by setting it
+
+
 def write_output(path: str, data: bytes) -> None:
     """Write atomically: a temp file in the target folder, then rename; ``-`` is stdout.
 
@@ -169,6 +178,7 @@ def write_output(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # a temp file is private; the output is not
         os.replace(tmp, target)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
