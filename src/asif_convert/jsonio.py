@@ -53,7 +53,7 @@ def _encoding_problem(data: bytes) -> Problem | None:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or 2 <= data[:4].count(0) <= 3:  # ASCII in UTF-16/32
         return _json_problem("the file is UTF-16 or UTF-32 (it has a UTF-16 byte-order mark or NUL bytes); "
                              "JSON documents must be UTF-8")
-    if not data.strip():
+    if not data or data.isspace():  # no copy of a large input just to test it
         return _json_problem("the file is empty; expected a JSON object")
     return None
 

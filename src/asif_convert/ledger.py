@@ -26,12 +26,6 @@ class Ledger:
         if ref_type is not None and ref_id is not None:
             refs[(ref_type, ref_id)] = None
 
-    def __contains__(self, key: str) -> bool:
-        return key in self._refs
-
-    def __len__(self) -> int:
-        return len(self._refs)
-
     def losses(self) -> list[ir.Loss]:
         """The losses so far (built once per change: callers ask more than once)."""
         if self._built is None:

@@ -36,7 +36,7 @@ class Codec:
         out: dict[str, Any] = {"asif_version": "0.4"}
         plan = _plan(ir.Document)
         for name, shape in plan.fields:
-            if name in ("ir_version", "extras"):
+            if name in _IR_ONLY_DOCUMENT_FIELDS:
                 continue
             value = getattr(doc, name)
             if name == "events":

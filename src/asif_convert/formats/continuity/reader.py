@@ -550,8 +550,6 @@ def _latest_by_sequence(event_ids: list[str], seq_of: dict[str, Any]) -> tuple[l
 
 
 def _json_text(value: Any) -> str:
-    import msgspec
-
     return msgspec.json.encode(value).decode()
 
 
