@@ -98,6 +98,11 @@ class Codec:
 
     def _dump(self, node: ir.Node, tagged: bool = True) -> dict[str, Any]:
         plan = _plan(type(node))
+        if plan.flat and _plain(node, plan):  # msgspec writes exactly what the walk below would, in C
+            out = msgspec.to_builtins(node)
+            if not tagged and plan.tag is not None:
+                del out["kind"]
+            return out
         out: dict[str, Any] = {"kind": plan.tag} if tagged and plan.tag is not None else {}
         for name, shape in plan.fields:
             v = getattr(node, name)
@@ -153,6 +158,19 @@ class Codec:
 
     def _load(self, cls: type, raw: Any) -> Any:
         plan = _plan(cls)
+        keys = raw.keys()
+        if plan.tag is not None and "kind" in raw:
+            raw = {k: v for k, v in raw.items() if k != "kind"}
+            keys = raw.keys()
+        if keys <= plan.plain:  # only JSON-valued fields: nothing to convert, nothing unknown
+            return cls(**raw)
+        nested = keys - plan.plain
+        if nested <= plan.nested.keys():
+            kwargs = dict(raw)
+            for key in nested:
+                if kwargs[key] is not None:
+                    kwargs[key] = self._load_value(plan.nested[key], kwargs[key])
+            return cls(**kwargs)
         kwargs: dict[str, Any] = {}
         unknown: dict[str, Any] = {}
         native: dict[str, Any] = {}
@@ -160,8 +178,6 @@ class Codec:
             shape = plan.shapes.get(key)
             if shape is not None:
                 kwargs[key] = value if shape is _JSON or value is None else self._load_value(shape, value)
-            elif key == "kind" and plan.tag is not None:
-                continue
             elif key in self.namespaces:
                 native[key] = value
             else:
@@ -191,16 +207,46 @@ _JSON = ("json", None)
 class _Plan(typing.NamedTuple):
     fields: tuple[tuple[str, tuple[str, Any]], ...]  # (name, shape), excluding the verbatim homes
     shapes: dict[str, tuple[str, Any]]
+    plain: frozenset[str]  # fields holding JSON as is
+    nested: dict[str, tuple[str, Any]]  # fields holding nodes (or lists of them)
     tag: str | None
+    flat: bool  # msgspec.to_builtins writes such a node as the walk does, when no node in it has extras
 
 
 @cache
 def _plan(cls: type) -> _Plan:
     hints = typing.get_type_hints(cls)
+    info = {f.name: f for f in msgspec.structs.fields(cls)}
     names = [f for f in cls.__struct_fields__ if f not in ("unknown", "native")]
     tag = cls.__struct_config__.tag if cls.__struct_config__.tag_field else None
     fields = tuple((n, _shape(hints[n])) for n in names)
-    return _Plan(fields=fields, shapes=dict(fields), tag=tag)
+    nested = {n: shape for n, shape in fields if shape is not _JSON}
+    # omit_defaults would drop a default that is not UNSET (an empty list, a null) the walk writes
+    flat = all(info[n].required or info[n].default is UNSET for n in names) and all(
+        all(_plan(t).flat for t in _node_types(shape)) for shape in nested.values())
+    return _Plan(fields=fields, shapes=dict(fields), plain=frozenset(n for n, s in fields if s is _JSON),
+                 nested=nested, tag=tag, flat=flat)
+
+
+def _node_types(shape: tuple[str, Any]) -> tuple[type, ...]:
+    kind, arg = shape
+    if kind == "list":
+        return _node_types(arg)
+    return tuple(_PART_TYPES.values()) if kind == "parts" else (arg,)
+
+
+def _plain(node: ir.Node, plan: _Plan) -> bool:
+    """Whether no node in this one's tree has extras (``unknown`` or ``native``)."""
+    if node.unknown or node.native:
+        return False
+    for name in plan.nested:
+        value = getattr(node, name)
+        if value is UNSET or value is None:
+            continue
+        for child in (value if isinstance(value, list) else (value,)):
+            if isinstance(child, list) or not _plain(child, _plan(type(child))):
+                return False
+    return True
 
 
 def _shape(hint: Any) -> tuple[str, Any]:
