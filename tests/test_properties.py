@@ -10,12 +10,15 @@ from __future__ import annotations
 import copy
 import json
 from typing import Any
+from unittest import mock
 
 import msgspec
 from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
 from asif_convert import ConversionError, InvalidInput, Options, convert
+from asif_convert.formats.asif import codec as codec_module
+from asif_convert.formats.asif.codec import Codec
 from asif_convert.formats.base import Context, get
 
 from .strategies import asif_sessions, continuity_exports, json_values
@@ -191,6 +194,23 @@ def test_asif_reader_writer_is_identity(doc):
     assert exact(doc, ASIF.codec.dump_document(ir)) == {}
     again = ASIF.codec.load_document(ASIF.codec.dump_document(ir))
     assert exact(msgspec.to_builtins(ir), msgspec.to_builtins(again)) == {}
+
+
+@given(asif_sessions())
+@example(BUG_IR_NAMED_ROOT_PROPERTY)
+def test_codec_fast_paths_agree_with_the_walk(doc):
+    """The codec lets msgspec build nodes and JSON where no verbatim home is involved; with those
+    shortcuts off (every node walked key by key) it must read and write the same."""
+    fast = ASIF.codec.load_document(copy.deepcopy(doc))
+    with mock.patch.object(Codec, "_load", Codec._load_walk), mock.patch.object(codec_module, "_plain", _never):
+        walked = ASIF.codec.load_document(copy.deepcopy(doc))
+        dumped_walked = ASIF.codec.dump_document(walked)
+    assert fast == walked
+    assert exact(ASIF.codec.dump_document(fast), dumped_walked) == {}
+
+
+def _never(*_: Any) -> bool:
+    return False
 
 
 @given(continuity_exports())

@@ -76,6 +76,7 @@ def _convert(data: bytes, *, to: str, source: str | None, options: Options, name
     doc = src.read(raw, ctx)
     del raw  # the decoded input is no longer needed: let it go before the output is built
     out = dst.write(doc, ctx)
+    del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
     if options.validate:
         bad = [p for p in dst.validate(out) if p.severity == "error"]
         if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:

@@ -171,6 +171,11 @@ class Codec:
                 if kwargs[key] is not None:
                     kwargs[key] = self._load_value(plan.nested[key], kwargs[key])
             return cls(**kwargs)
+        return self._load_walk(cls, raw)
+
+    def _load_walk(self, cls: type, raw: Any) -> Any:
+        """Key by key: what ``cls`` declares becomes a field, the rest lands in a verbatim home."""
+        plan = _plan(cls)
         kwargs: dict[str, Any] = {}
         unknown: dict[str, Any] = {}
         native: dict[str, Any] = {}
@@ -178,6 +183,8 @@ class Codec:
             shape = plan.shapes.get(key)
             if shape is not None:
                 kwargs[key] = value if shape is _JSON or value is None else self._load_value(shape, value)
+            elif key == "kind" and plan.tag is not None:
+                continue
             elif key in self.namespaces:
                 native[key] = value
             else:
