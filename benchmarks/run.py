@@ -32,12 +32,19 @@ under 50 MB, of ``--reps-large`` (default 1) above. The conversion is called wit
 so that its encode matches the floor's; ``--indent`` times the library default (indented output,
 one extra ``msgspec.json.format`` pass) instead.
 
-Memory: ``ru_maxrss`` of the worker process (Linux: KiB; the peak resident set over the whole
-process life) minus its resident set (``VmRSS``) measured after imports and the warm-up, just
-before the input file is read. So "peak extra" counts the input bytes, the decoded document, the
-IR, the output and every temporary, and the ratio is peak extra / input file size.
+Ratios: every repetition of a configuration is followed, in the same worker, by one floor call
+on the same bytes, and the ratio of that pair is taken; the table reports the median of those
+ratios. Machines here change speed from one minute to the next (by 30 % or more); a pair
+measured seconds apart shares the weather, two processes minutes apart do not. The ``floor``
+row is still run in its own process, for its memory and absolute time.
 
-The table prints times, ratios to the floor of the same file measured in the same run, and
+Memory: ``ru_maxrss`` of the worker process (Linux: KiB; the peak resident set over the whole
+process life) read after the first repetition, minus its resident set (``VmRSS``) measured after
+imports and the warm-up, just before the input file is read. So "peak extra" counts the input
+bytes, the decoded document, the IR, the output and every temporary, and the ratio is peak
+extra / input file size.
+
+The table prints times, paired ratios to the floor, and
 the memory ratio. ``--json`` also saves the raw numbers.
 """
 
@@ -113,16 +120,38 @@ def worker(config: str, path: str, target: str, reps: int, indent: bool) -> dict
         else:
             raise SystemExit(f"unknown config {config!r}")
 
-    times, cpu = [], []
+    def floor() -> None:
+        msgspec.json.encode(msgspec.json.decode(data))
+
+    # Each repetition times the configuration and then the floor, back to back: the ratio of the
+    # pair is what is reported, so that a machine slowing down or speeding up between
+    # processes moves both. Peak memory is read after the first configuration call, before any
+    # floor call of this process could raise it.
+    times, cpu, ratios, cpu_ratios = [], [], [], []
+    peak = None
     for _ in range(reps):
-        started, started_cpu = time.perf_counter(), time.process_time()
-        once()
-        times.append(time.perf_counter() - started)
-        cpu.append(time.process_time() - started_cpu)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"package": str(Path(asif_convert.__file__).parent), "times": times, "median": statistics.median(times),
-            "cpu_times": cpu, "cpu_median": statistics.median(cpu), "size": len(data),
-            "baseline_kib": baseline, "peak_kib": peak, "extra_bytes": max(0, peak - baseline) * 1024}
+        wall, spent = _timed(once)
+        if peak is None:
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        times.append(wall)
+        cpu.append(spent)
+        if config != "floor":
+            floor_wall, floor_cpu = _timed(floor)
+            ratios.append(wall / floor_wall)
+            cpu_ratios.append(spent / floor_cpu)
+    out = {"package": str(Path(asif_convert.__file__).parent), "times": times, "median": statistics.median(times),
+           "cpu_times": cpu, "cpu_median": statistics.median(cpu), "size": len(data),
+           "baseline_kib": baseline, "peak_kib": peak, "extra_bytes": max(0, peak - baseline) * 1024}
+    if ratios:
+        out.update(ratios=ratios, ratio=statistics.median(ratios), cpu_ratios=cpu_ratios,
+                   cpu_ratio=statistics.median(cpu_ratios))
+    return out
+
+
+def _timed(call) -> tuple[float, float]:
+    started, started_cpu = time.perf_counter(), time.process_time()
+    call()
+    return time.perf_counter() - started, time.process_time() - started_cpu
 
 
 # -- driver -----------------------------------------------------------------------------------
@@ -228,14 +257,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def table(results: list[dict]) -> str:
-    floor = {(r["direction"], r["mb"]): r for r in results if r["config"] == "floor"}
     lines = ["| direction | size | file MB | config | reps | wall (s) | wall × floor | CPU (s) | CPU × floor "
              "| peak extra MB | × input |",
              "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
-        f = floor.get((r["direction"], r["mb"]))
-        wall = f"{r['median'] / f['median']:.1f}" if f and f["median"] else "–"
-        cpu = f"{r['cpu_median'] / f['cpu_median']:.1f}" if f and f["cpu_median"] else "–"
+        wall = f"{r['ratio']:.1f}" if "ratio" in r else "1.0"
+        cpu = f"{r['cpu_ratio']:.1f}" if "cpu_ratio" in r else "1.0"
         lines.append(f"| {r['direction']} | {r['mb']:g} MB | {r['size'] / MB:.1f} | {r['config']} | {r['reps']} | "
                      f"{r['median']:.3f} | {wall} | {r['cpu_median']:.3f} | {cpu} | {r['extra_bytes'] / MB:.1f} | "
                      f"{r['extra_bytes'] / r['size']:.1f} |")
