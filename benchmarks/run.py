@@ -22,9 +22,11 @@ py-jsonschema         python-jsonschema ``iter_errors`` over the decoded file (t
 ====================  ====================================================================
 
 Directions: ``from-continuity`` converts continuity-S to ASIF; ``to-continuity`` converts
-asif-S to continuity. The validation components are timed on the file itself (the ASIF file of
-the same size stands for from-continuity's output; ``to-continuity`` validates its ASIF input
-with schema + semantics on every call, validate=True or not).
+asif-S to continuity. The validation components are timed on the direction's input file: the
+continuity schema and referential checks for ``from-continuity``; the ASIF schema and semantic
+rules for ``to-continuity``, which ``convert`` runs on its input on every call. The ASIF file of
+size S is about the size of from-continuity's output, so those rows also show what
+``validate=True`` adds to from-continuity.
 
 Timing: wall clock (``time.perf_counter``) and CPU time of the worker (``time.process_time``,
 less sensitive to other load on a busy machine), each the median of ``--reps-small`` repetitions for files
