@@ -102,6 +102,18 @@ def test_asif_reader_and_writer_are_exact_inverses(asif_doc):
     assert exact(raw, ASIF.codec.dump_document(ASIF.codec.load_document(raw))) == {}
 
 
+def test_a_property_named_kind_in_event_data_is_kept():
+    """Event ``data`` does not carry its kind (the event does), so a "kind" found there is an
+    additional property like any other, not the tag of the body."""
+    raw = json.loads(ASIF_EXAMPLES[0].read_bytes())
+    event = next(e for e in raw["events"] if e["kind"] == "message")
+    event["data"]["kind"] = "vendor-kind"
+    data = json.dumps(raw).encode()
+    assert exact(raw, ASIF.codec.dump_document(ASIF.codec.load_document(json.loads(data)))) == {}
+    back = convert(convert(data, to="continuity").output, to="asif")
+    assert exact(raw, back.document) == {}
+
+
 def test_both_directions_are_deterministic(asif_doc):
     assert convert(asif_doc, to="continuity").output == convert(asif_doc, to="continuity").output
     middle = convert(asif_doc, to="continuity").output

@@ -88,7 +88,8 @@ class Codec:
         return self._dump(part)
 
     def load_body(self, kind: str, data: dict[str, Any]) -> ir.Body:
-        return self._load(ir.BODY_TYPES[kind], data)
+        # ``data`` does not carry the tag (the event does): a "kind" in it is an additional property
+        return self._load(ir.BODY_TYPES[kind], data, tagged=False)
 
     def load_part(self, raw: dict[str, Any]) -> ir.Part:
         return self._load(_PART_TYPES[raw["kind"]], raw)
@@ -156,10 +157,10 @@ class Codec:
         ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEYS}
         return ev
 
-    def _load(self, cls: type, raw: Any) -> Any:
+    def _load(self, cls: type, raw: Any, tagged: bool = True) -> Any:
         plan = _plan(cls)
         keys = raw.keys()
-        if plan.tag is not None and "kind" in raw:
+        if tagged and plan.tag is not None and "kind" in raw:
             raw = {k: v for k, v in raw.items() if k != "kind"}
             keys = raw.keys()
         if keys <= plan.plain:  # only JSON-valued fields: nothing to convert, nothing unknown
@@ -171,9 +172,9 @@ class Codec:
                 if kwargs[key] is not None:
                     kwargs[key] = self._load_value(plan.nested[key], kwargs[key])
             return cls(**kwargs)
-        return self._load_walk(cls, raw)
+        return self._load_walk(cls, raw, tagged)
 
-    def _load_walk(self, cls: type, raw: Any) -> Any:
+    def _load_walk(self, cls: type, raw: Any, tagged: bool = True) -> Any:
         """Key by key: what ``cls`` declares becomes a field, the rest lands in a verbatim home."""
         plan = _plan(cls)
         kwargs: dict[str, Any] = {}
@@ -183,7 +184,7 @@ class Codec:
             shape = plan.shapes.get(key)
             if shape is not None:
                 kwargs[key] = value if shape is _JSON or value is None else self._load_value(shape, value)
-            elif key == "kind" and plan.tag is not None:
+            elif key == "kind" and tagged and plan.tag is not None:
                 continue
             elif key in self.namespaces:
                 native[key] = value
