@@ -202,7 +202,7 @@ def test_codec_fast_paths_agree_with_the_walk(doc):
     """The codec lets msgspec build nodes and JSON where no verbatim home is involved; with those
     shortcuts off (every node walked key by key) it must read and write the same."""
     fast = ASIF.codec.load_document(copy.deepcopy(doc))
-    with mock.patch.object(Codec, "_load", Codec._load_walk), mock.patch.object(codec_module, "_plain", _never):
+    with mock.patch.object(Codec, "_load", Codec._load_walk), mock.patch.object(codec_module, "_no_extras", _never):
         walked = ASIF.codec.load_document(copy.deepcopy(doc))
         dumped_walked = ASIF.codec.dump_document(walked)
     assert fast == walked

@@ -99,7 +99,7 @@ class Codec:
 
     def _dump(self, node: ir.Node, tagged: bool = True) -> dict[str, Any]:
         plan = _plan(type(node))
-        if plan.flat and _plain(node, plan):  # msgspec writes exactly what the walk below would, in C
+        if plan.flat and _no_extras(node, plan):  # msgspec writes exactly what the walk below would, in C
             out = msgspec.to_builtins(node)
             if not tagged and plan.tag is not None:
                 del out["kind"]
@@ -243,7 +243,7 @@ def _node_types(shape: tuple[str, Any]) -> tuple[type, ...]:
     return tuple(_PART_TYPES.values()) if kind == "parts" else (arg,)
 
 
-def _plain(node: ir.Node, plan: _Plan) -> bool:
+def _no_extras(node: ir.Node, plan: _Plan) -> bool:
     """Whether no node in this one's tree has extras (``unknown`` or ``native``)."""
     if node.unknown or node.native:
         return False
@@ -252,7 +252,7 @@ def _plain(node: ir.Node, plan: _Plan) -> bool:
         if value is UNSET or value is None:
             continue
         for child in (value if isinstance(value, list) else (value,)):
-            if isinstance(child, list) or not _plain(child, _plan(type(child))):
+            if isinstance(child, list) or not _no_extras(child, _plan(type(child))):
                 return False
     return True
 
