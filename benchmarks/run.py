@@ -85,9 +85,9 @@ def worker(config: str, path: str, target: str, reps: int, indent: bool) -> dict
 
     import asif_convert
     from asif_convert import Options, convert
-    from asif_convert.validation import schemas
-    from asif_convert.validation.continuity import referential_problems
-    from asif_convert.validation.semantic import check_semantics
+    from asif_convert._validation import schemas
+    from asif_convert._validation.continuity import referential_problems
+    from asif_convert._validation.semantic import check_semantics
 
     kind = "asif" if Path(path).name.startswith("asif") else "continuity"
     schema = schemas.ASIF_SCHEMA if kind == "asif" else schemas.CONTINUITY_SCHEMA

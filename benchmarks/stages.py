@@ -23,22 +23,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (module, attribute path, label, the label of the stage it runs inside, if any)
 STAGES = (
-    ("asif_convert.convert", "load", "load", ""),
-    ("asif_convert.limits", "_walk", "limits: depth, integers, strings", "load"),
-    ("asif_convert.limits", "_may_have_duplicates", "limits: duplicate keys", "load"),
-    ("asif_convert.formats.continuity.plugin", "ContinuityFormat.validate", "validate continuity", ""),
-    ("asif_convert.formats.asif", "AsifFormat.validate", "validate ASIF", ""),
-    ("asif_convert.formats.continuity.plugin", "ContinuityFormat.read", "read continuity", ""),
-    ("asif_convert.formats.asif", "AsifFormat.read", "read ASIF", ""),
-    ("asif_convert.formats.asif", "AsifFormat.write", "write ASIF", ""),
-    ("asif_convert.formats.continuity.plugin", "ContinuityFormat.write", "write continuity", ""),
-    ("asif_convert.formats.continuity.writer", "write", "the export", "write continuity"),
-    ("asif_convert.formats.continuity.plugin", "ContinuityFormat._diff", "residual diffs", "write continuity"),
-    ("asif_convert.formats.continuity.plugin", "ContinuityFormat._plain_read", "continuity reader",
+    ("asif_convert._pipeline", "load", "load", ""),
+    ("asif_convert._limits", "_walk", "limits: depth, integers, strings", "load"),
+    ("asif_convert._limits", "_may_have_duplicates", "limits: duplicate keys", "load"),
+    ("asif_convert._formats.continuity.plugin", "ContinuityFormat.validate", "validate continuity", ""),
+    ("asif_convert._formats.asif", "AsifFormat.validate", "validate ASIF", ""),
+    ("asif_convert._formats.continuity.plugin", "ContinuityFormat.read", "read continuity", ""),
+    ("asif_convert._formats.asif", "AsifFormat.read", "read ASIF", ""),
+    ("asif_convert._formats.asif", "AsifFormat.write", "write ASIF", ""),
+    ("asif_convert._formats.continuity.plugin", "ContinuityFormat.write", "write continuity", ""),
+    ("asif_convert._formats.continuity.writer", "write", "the export", "write continuity"),
+    ("asif_convert._formats.continuity.plugin", "ContinuityFormat._diff", "residual diffs", "write continuity"),
+    ("asif_convert._formats.continuity.plugin", "ContinuityFormat._plain_read", "continuity reader",
      "read continuity; write continuity (what the return trip reads)"),
-    ("asif_convert.formats.continuity.reader", "canonical_digest", "capture digest", "continuity reader"),
-    ("asif_convert.formats.continuity.reader", "_Reader._events", "messages and events", "continuity reader"),
-    ("asif_convert.jsonio", "encode", "encode", ""),
+    ("asif_convert._formats.continuity.reader", "canonical_digest", "capture digest", "continuity reader"),
+    ("asif_convert._formats.continuity.reader", "_Reader._events", "messages and events", "continuity reader"),
+    ("asif_convert._jsonio", "encode", "encode", ""),
 )
 
 

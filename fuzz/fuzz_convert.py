@@ -25,7 +25,7 @@ with atheris.instrument_imports(include=["asif_convert"]):
 
     import asif_convert
     from asif_convert import Limits, convert
-    from asif_convert.errors import InvalidInput
+    from asif_convert._errors import InvalidInput
 
     # import every module now, so that those the pipeline imports lazily are instrumented too
     for _module in pkgutil.walk_packages(asif_convert.__path__, "asif_convert."):

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from asif_convert import Options, convert
 from asif_convert import batch as core
+from asif_convert._cli.app import app
 from asif_convert.batch import Manifest, discover, migrate, output_path, read_manifest
-from asif_convert.cli import app
 
 from .conftest import CONTINUITY_FILES
 
@@ -291,7 +291,7 @@ def test_killed_batch_resumes_only_the_remaining_files(tmp_path):
 
     out = tmp_path / "out"
     manifest = out / core.MANIFEST_NAME
-    cmd = [sys.executable, "-c", "from asif_convert.cli import run; run()", "batch", str(src), "-o", str(out),
+    cmd = [sys.executable, "-c", "from asif_convert._cli.app import run; run()", "batch", str(src), "-o", str(out),
            "--to", "asif", "-j", "1", "-q"]
     proc = subprocess.Popen(cmd, start_new_session=True)
     deadline = time.monotonic() + 60
@@ -530,8 +530,8 @@ def test_can_run_from_a_copied_tree_elsewhere(tmp_path):
 
 def test_oversized_input_is_refused_from_its_size(tmp_path, monkeypatch):
     """Workers read through the same size check as the single-file commands."""
-    import asif_convert.jsonio as jsonio_module
-    from asif_convert.limits import Limits
+    import asif_convert._jsonio as jsonio_module
+    from asif_convert._limits import Limits
 
     src = tmp_path / "src"
     src.mkdir()

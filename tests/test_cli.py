@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from asif_convert.cli import app
-from asif_convert.formats.base import get
+from asif_convert._cli.app import app
+from asif_convert._registry import get
 
 from .conftest import CONTINUITY_FILES
 
@@ -133,7 +133,7 @@ def test_formats_lists_the_builtins():
 
 
 def test_invalid_output_is_an_internal_error_and_is_not_written(tmp_path, monkeypatch):
-    from asif_convert.formats.asif import AsifFormat
+    from asif_convert._formats.asif import AsifFormat
 
     def broken(self, doc, ctx):
         return {"asif_version": "0.4"}

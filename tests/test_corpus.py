@@ -6,8 +6,8 @@ import json
 import os
 
 from asif_convert import convert
-from asif_convert.formats.base import get
-from asif_convert.validation.schemas import ASIF_SCHEMA, schema_problems
+from asif_convert._registry import get
+from asif_convert._validation.schemas import ASIF_SCHEMA, schema_problems
 
 from .conftest import CONTINUITY_FILES, GOLDEN
 

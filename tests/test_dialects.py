@@ -7,7 +7,7 @@ import hashlib
 import json
 
 from asif_convert import convert
-from asif_convert.formats.continuity.dialects import REASONING
+from asif_convert._formats.continuity.dialects import REASONING
 
 from .conftest import CORPUS
 

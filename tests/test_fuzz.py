@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from asif_convert import InvalidInput, Limits, convert
-from asif_convert.cli import app
+from asif_convert._cli.app import app
 
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES
 

@@ -24,9 +24,9 @@ import pytest
 from typer.testing import CliRunner
 
 from asif_convert import InvalidInput, Limits, convert
-from asif_convert.cli import app
-from asif_convert.formats.base import get
-from asif_convert.limits import DEPTH_CEILING, MAX_SAFE_INTEGER, parse_size
+from asif_convert._cli.app import app
+from asif_convert._limits import DEPTH_CEILING, MAX_SAFE_INTEGER, parse_size
+from asif_convert._registry import get
 
 from .conftest import CORPUS
 
@@ -548,7 +548,7 @@ def test_hostile_asif_resource_paths(tmp_path, path):
 _AUDIT = textwrap.dedent("""
     import json, sys
     from asif_convert import convert
-    from asif_convert.cli import app
+    from asif_convert._cli.app import app
     from pathlib import Path
 
     corpus = Path(sys.argv[1])
@@ -736,7 +736,7 @@ def test_stdin_stdout_exit_codes(monkeypatch):
     policy = invoke("from-continuity", "-", "--on-loss", "error", input=CHAT.read_bytes())
     assert policy.exit_code == 4 and policy.stdout == ""
 
-    from asif_convert.formats.asif import AsifFormat
+    from asif_convert._formats.asif import AsifFormat
 
     monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: {"asif_version": "0.4"})
     internal = invoke("from-continuity", "-", input=CHAT.read_bytes())

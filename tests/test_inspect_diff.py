@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from asif_convert import Options, convert
-from asif_convert.cli import app
-from asif_convert.errors import LossPolicyError
+from asif_convert._cli.app import app
+from asif_convert._errors import LossPolicyError
 
 from .conftest import CONTINUITY_FILES, CORPUS
 

@@ -7,7 +7,7 @@ import json
 import re
 
 from asif_convert import convert
-from asif_convert.mapping import load_table
+from asif_convert._mapping import load_table
 
 from .conftest import load_json
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from asif_convert._mapping import load_table
+from asif_convert._validation.schemas import ASIF_SCHEMA, CONTINUITY_SCHEMA, load_schema
 from asif_convert.ir import SCOPES
-from asif_convert.mapping import load_table
-from asif_convert.validation.schemas import ASIF_SCHEMA, CONTINUITY_SCHEMA, load_schema
 
 RULES = {"mapped", "preserved", "derived", "constant", "container"}
 ASIF_RULES = {"mapped", "residual", "derived", "constant", "container"}
@@ -100,13 +100,13 @@ def test_every_loss_kind_is_used():
 
 
 def test_generated_docs_are_current():
-    from asif_convert.docs import TABLES, render_markdown
+    from asif_convert._docs import TABLES, render_markdown
 
     from .conftest import ROOT
 
     for name in TABLES:
         committed = (ROOT / "docs" / f"mapping-{name}.md").read_text(encoding="utf-8")
-        assert committed == render_markdown(load_table(name)), "run: python -m asif_convert.docs"
+        assert committed == render_markdown(load_table(name)), "run: python -m asif_convert._docs"
 
 
 # --- asif-to-continuity -------------------------------------------------------------------
@@ -165,9 +165,9 @@ def test_asif_entries_are_complete():
 
 
 def test_readme_loss_section_is_current():
-    from asif_convert.docs import update_readme
+    from asif_convert._docs import update_readme
 
     from .conftest import ROOT
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert update_readme(text) == text, "run: python -m asif_convert.docs"
+    assert update_readme(text) == text, "run: python -m asif_convert._docs"

@@ -27,11 +27,11 @@ def test_wheel_runs_outside_the_repo(tmp_path):
     export = elsewhere / "export.json"
     export.write_bytes(CONTINUITY_FILES[2].read_bytes())
     env = {**os.environ, "PYTHONPATH": str(site)}
-    code = "from asif_convert.cli import run; run()"
+    code = "from asif_convert._cli.app import run; run()"
     res = subprocess.run([sys.executable, "-c", code, "from-continuity", "export.json", "-o", "out.asif.json"],
                          cwd=elsewhere, env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert (elsewhere / "out.asif.json").stat().st_size > 0
-    check = "import asif_convert.resources as r; print(r.data_dir('schemas'))"
+    check = "import asif_convert._resources as r; print(r.data_dir('schemas'))"
     where = subprocess.run([sys.executable, "-c", check], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert Path(where.stdout.strip()).is_relative_to(site)

@@ -17,14 +17,16 @@ from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
 from asif_convert import ConversionError, InvalidInput, Options, convert
-from asif_convert.formats.asif import codec as codec_module
-from asif_convert.formats.asif.codec import Codec
-from asif_convert.formats.base import Context, get
+from asif_convert import _codec as codec_module
+from asif_convert._codec import Codec, codec_for
+from asif_convert._pipeline import new_context
+from asif_convert._registry import get, namespaces
 
 from .strategies import asif_sessions, continuity_exports, json_values
 from .test_roundtrip import _covered, exact
 
 ASIF = get("asif")
+CODEC = codec_for(namespaces())
 CONTINUITY = get("continuity")
 
 
@@ -190,9 +192,9 @@ def test_without_residual_every_difference_is_a_loss(doc):
 @example(BUG_IR_NAMED_ROOT_PROPERTY)
 def test_asif_reader_writer_is_identity(doc):
     show(doc)
-    ir = ASIF.codec.load_document(copy.deepcopy(doc))
-    assert exact(doc, ASIF.codec.dump_document(ir)) == {}
-    again = ASIF.codec.load_document(ASIF.codec.dump_document(ir))
+    ir = CODEC.load_document(copy.deepcopy(doc))
+    assert exact(doc, CODEC.dump_document(ir)) == {}
+    again = CODEC.load_document(CODEC.dump_document(ir))
     assert exact(msgspec.to_builtins(ir), msgspec.to_builtins(again)) == {}
 
 
@@ -201,12 +203,12 @@ def test_asif_reader_writer_is_identity(doc):
 def test_codec_fast_paths_agree_with_the_walk(doc):
     """The codec lets msgspec build nodes and JSON where no verbatim home is involved; with those
     shortcuts off (every node walked key by key) it must read and write the same."""
-    fast = ASIF.codec.load_document(copy.deepcopy(doc))
+    fast = CODEC.load_document(copy.deepcopy(doc))
     with mock.patch.object(Codec, "_load", Codec._load_walk), mock.patch.object(codec_module, "_no_extras", _never):
-        walked = ASIF.codec.load_document(copy.deepcopy(doc))
-        dumped_walked = ASIF.codec.dump_document(walked)
+        walked = CODEC.load_document(copy.deepcopy(doc))
+        dumped_walked = CODEC.dump_document(walked)
     assert fast == walked
-    assert exact(ASIF.codec.dump_document(fast), dumped_walked) == {}
+    assert exact(CODEC.dump_document(fast), dumped_walked) == {}
 
 
 def _never(*_: Any) -> bool:
@@ -216,15 +218,15 @@ def _never(*_: Any) -> bool:
 @given(continuity_exports())
 def test_continuity_reader_writer_is_identity(doc):
     show(doc)
-    ir = CONTINUITY.read(copy.deepcopy(doc), Context(options=Options()))
-    assert exact(doc, CONTINUITY.write(ir, Context(options=Options()))) == {}
+    ir = CONTINUITY.read(copy.deepcopy(doc), new_context(Options()))
+    assert exact(doc, CONTINUITY.write(ir, new_context(Options()))) == {}
     # and the ASIF writer and reader agree on it: the session they write reads back to an IR
     # that writes the same session (configurations and environments, always written, then
     # show up in ``extras``, so the IR itself is compared from there on)
-    session = ASIF.codec.dump_document(ir)
-    normalized = ASIF.codec.load_document(copy.deepcopy(session))
-    assert exact(session, ASIF.codec.dump_document(normalized)) == {}
-    again = ASIF.codec.load_document(ASIF.codec.dump_document(normalized))
+    session = CODEC.dump_document(ir)
+    normalized = CODEC.load_document(copy.deepcopy(session))
+    assert exact(session, CODEC.dump_document(normalized)) == {}
+    again = CODEC.load_document(CODEC.dump_document(normalized))
     assert exact(msgspec.to_builtins(normalized), msgspec.to_builtins(again)) == {}
 
 

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from asif_convert.errors import pointer
+from asif_convert._errors import pointer
+from asif_convert._validation import semantic
+from asif_convert._validation.semantic import RULES, check_semantics
 from asif_convert.ir import SCOPES
-from asif_convert.validation import semantic
-from asif_convert.validation.semantic import RULES, check_semantics
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = Draft202012Validator(json.loads((ROOT / "schemas" / "asif-0.4-session.schema.json").read_text("utf-8")))

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from asif_convert import InvalidInput, ensure_valid, validate
-from asif_convert.cli import app
+from asif_convert._cli.app import app
 
 from .conftest import CONTINUITY_FILES, CORPUS
 

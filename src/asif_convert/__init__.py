@@ -1,17 +1,36 @@
-"""asif-convert: agent-continuity exports <-> ASIF 0.4 sessions, through a neutral IR."""
+"""asif-convert: agent-continuity exports <-> ASIF 0.4 sessions, through a neutral IR.
 
-from importlib.metadata import PackageNotFoundError, version
+The public surface is this module, :mod:`asif_convert.ir`, :mod:`asif_convert.batch` and the
+plugin API :mod:`asif_convert.plugin`; every other module is private and may change.
+"""
 
-try:
-    __version__ = version("asif-convert")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+from asif_convert._errors import (
+    ConversionError,
+    InternalError,
+    InvalidInput,
+    LossPolicyError,
+    OutputError,
+    Problem,
+    UsageError,
+)
+from asif_convert._limits import Limits
+from asif_convert._pipeline import Result, convert, ensure_valid, validate
+from asif_convert._version import __version__
+from asif_convert.plugin import Options
 
-from .convert import Result, convert  # noqa: E402
-from .errors import ConversionError, InternalError, InvalidInput, Problem  # noqa: E402
-from .formats.base import Options  # noqa: E402
-from .limits import Limits  # noqa: E402
-from .validation import ensure_valid, validate  # noqa: E402
-
-__all__ = ["ConversionError", "InternalError", "InvalidInput", "Limits", "Options", "Problem", "Result", "convert",
-           "ensure_valid", "validate", "__version__"]
+__all__ = [
+    "ConversionError",
+    "InternalError",
+    "InvalidInput",
+    "Limits",
+    "LossPolicyError",
+    "Options",
+    "OutputError",
+    "Problem",
+    "Result",
+    "UsageError",
+    "__version__",
+    "convert",
+    "ensure_valid",
+    "validate",
+]

@@ -36,9 +36,9 @@ from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
-from . import __version__, errors, jsonio
-from .convert import convert
-from .errors import (
+from asif_convert import _errors as errors
+from asif_convert import _jsonio as jsonio
+from asif_convert._errors import (
     EXIT_INTERNAL,
     EXIT_INVALID_INPUT,
     EXIT_LOSS_POLICY,
@@ -47,7 +47,10 @@ from .errors import (
     InvalidInput,
     Problem,
 )
-from .formats.base import Options, get, registry
+from asif_convert._pipeline import convert
+from asif_convert._registry import get, registry
+from asif_convert._version import __version__
+from asif_convert.plugin import Options
 
 MANIFEST_NAME = "manifest.jsonl"
 DEFAULT_PATTERN = "*.json"

@@ -1,0 +1,1 @@
+"""The ``asif-convert`` command line: one module per command group, on top of the library."""

@@ -1,0 +1,43 @@
+"""The ``asif-convert`` Typer application: every command, registered in one place."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from asif_convert._cli import batch, convert, inspect, validate
+from asif_convert._version import __version__
+
+app = typer.Typer(
+    name="asif-convert",
+    help="Convert AI-agent sessions between agent-continuity exports and ASIF 0.4 session documents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command("from-continuity")(convert.from_continuity)
+app.command("to-continuity")(convert.to_continuity)
+app.command("convert")(convert.convert_command)
+app.command("batch")(batch.batch)
+app.command("inspect")(inspect.inspect)
+app.command("diff")(inspect.diff)
+app.command("validate")(validate.validate)
+app.command("formats")(validate.formats)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"asif-convert {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                               help="Print the version and exit.")] = False) -> None:
+    """Convert AI-agent sessions between agent-continuity exports and ASIF 0.4 session documents."""
+
+
+def run() -> None:  # console-script entry point
+    app()

@@ -1,0 +1,247 @@
+"""``asif-convert batch``: convert whole trees of documents in parallel (see :mod:`asif_convert.batch`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    ProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+from rich.text import Text
+
+from asif_convert import batch as core
+from asif_convert._cli.common import (
+    CompactOpt,
+    FailOnOpt,
+    LossPolicy,
+    NoResidualOpt,
+    NoValidateOpt,
+    OnLossOpt,
+    StrictOpt,
+    build_options,
+    check_formats,
+)
+from asif_convert._errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput
+
+INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def _rate(n: float, seconds: float) -> float:
+    return n / seconds if seconds > 0 else 0.0
+
+
+class _FilesColumn(ProgressColumn):
+    """files done/total and files per second (the bar itself tracks bytes)."""
+
+    def render(self, task) -> Text:  # type: ignore[no-untyped-def]
+        done, total = task.fields.get("files", 0), task.fields.get("total_files", 0)
+        elapsed = task.elapsed or 0.0
+        return Text(f"{done}/{total} files {_rate(done, elapsed):.0f} files/s", style="progress.download")
+
+
+class _FailedColumn(ProgressColumn):
+    def render(self, task) -> Text:  # type: ignore[no-untyped-def]
+        failed = task.fields.get("failed", 0)
+        return Text(f"{failed} failed" if failed else "", style="red")
+
+
+class TerminalProgress:
+    """A rich progress bar: files/s, bytes/s, ETA (by bytes, since file sizes vary)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.bar = RichProgress(TextColumn("[bold]batch"), BarColumn(), _FilesColumn(), TransferSpeedColumn(),
+                                TextColumn("ETA"), TimeRemainingColumn(), _FailedColumn(), console=console,
+                                transient=False)
+        self.task = None
+        self.files = self.failed = 0
+
+    def start(self, total_files: int, total_bytes: int, workers: int | None) -> None:
+        self.bar.start()
+        self.task = self.bar.add_task("batch", total=max(total_bytes, 1), files=0, total_files=total_files,
+                                      failed=0)
+
+    def advance(self, rec: core.FileResult) -> None:
+        self.files += 1
+        self.failed += rec.status in core.FAILED
+        self.bar.update(self.task, advance=rec.input_bytes or 0, files=self.files, failed=self.failed)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+class PlainProgress:
+    """Not a terminal: a line at the start, then one every ``interval`` seconds, on stderr."""
+
+    def __init__(self, interval: float = 10.0) -> None:
+        self.interval = interval
+        self.total_files = self.total_bytes = 0
+        self.files = self.bytes = self.failed = 0
+        self.t0 = self.last = time.monotonic()
+
+    def _say(self, line: str) -> None:
+        typer.echo(line, err=True)
+
+    def start(self, total_files: int, total_bytes: int, workers: int | None) -> None:
+        self.total_files, self.total_bytes = total_files, total_bytes
+        self.t0 = self.last = time.monotonic()
+        on = f" on {workers} workers" if workers else ""
+        self._say(f"batch: {total_files} files, {_mb(total_bytes)}{on}")
+
+    def advance(self, rec: core.FileResult) -> None:
+        self.files += 1
+        self.bytes += rec.input_bytes or 0
+        self.failed += rec.status in core.FAILED
+        now = time.monotonic()
+        if now - self.last >= self.interval:
+            self.last = now
+            self._say(self.line(now - self.t0))
+
+    def line(self, elapsed: float) -> str:
+        pct = 100 * self.bytes / self.total_bytes if self.total_bytes else 100.0
+        speed = _rate(self.bytes, elapsed)
+        eta = (self.total_bytes - self.bytes) / speed if speed else 0.0
+        return (f"batch: {self.files}/{self.total_files} files ({pct:.0f}%), {_rate(self.files, elapsed):.0f} "
+                f"files/s, {_mb(speed)}/s, ETA {time.strftime('%H:%M:%S', time.gmtime(eta))}, "
+                f"{self.failed} failed")
+
+    def stop(self) -> None:
+        pass
+
+
+def print_summary(summary: core.Summary, manifest: Path | None, console: Console, *, losses: bool = True) -> None:
+    """Counts, throughput, top loss kinds, slowest files and failures."""
+    s = summary
+    title = "Batch interrupted" if s.interrupted else "Batch summary"
+    counts = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
+    counts.add_column("what")
+    counts.add_column("count", justify="right")
+    for status, label in ((core.OK, "converted"), (core.UNCHANGED, "unchanged (resumed)"),
+                          (core.INVALID, "invalid input"), (core.INTERNAL, "internal error"),
+                          (core.REFUSED, "refused"), (core.POLICY, "refused by the loss policy"),
+                          (core.UNWRITABLE, "output not writable")):
+        if s.counts[status] or status == core.OK:
+            counts.add_row(label, str(s.counts[status]))
+    if s.interrupted and s.total_files > s.done:
+        counts.add_row("not reached", str(s.total_files - s.done))
+    counts.add_row("files/s", f"{_rate(s.done, s.elapsed):.1f}")
+    counts.add_row("input", f"{_mb(s.input_bytes)} ({_mb(_rate(s.input_bytes, s.elapsed))}/s)")
+    counts.add_row("output", _mb(s.output_bytes))
+    counts.add_row("time", f"{s.elapsed:.2f} s")
+    console.print(counts)
+
+    if losses and s.loss_counts:
+        table = Table(title="Top loss kinds", box=box.SIMPLE, title_justify="left")
+        table.add_column("kind")
+        table.add_column("losses", justify="right")
+        table.add_column("files", justify="right")
+        for kind, n in s.loss_counts.most_common(s.top):
+            table.add_row(kind, str(n), str(s.loss_files[kind]))
+        console.print(table)
+
+    if s.slowest:
+        slow = Table(title="Slowest files", box=box.SIMPLE, title_justify="left")
+        slow.add_column("file", overflow="fold")
+        slow.add_column("seconds", justify="right")
+        for seconds, path in s.slowest_files()[:5]:
+            slow.add_row(path, f"{seconds:.3f}")
+        console.print(slow)
+
+    if s.failures:
+        fails = Table(title="Failures", box=box.SIMPLE, title_justify="left")
+        fails.add_column("file", overflow="fold")
+        fails.add_column("status")
+        fails.add_column("reason", overflow="fold")
+        for rec in s.failures[: s.top * 2]:
+            fails.add_row(rec.input, rec.status, (rec.error or "").splitlines()[0] if rec.error else "")
+        console.print(fails)
+        if s.failed > s.top * 2:
+            console.print(f"... and {s.failed - s.top * 2} more failures (see the manifest)")
+    if manifest is not None:
+        console.print(f"manifest: {manifest}")
+    if s.interrupted:
+        console.print("interrupted: run the same command again to convert the remaining files")
+
+
+def batch(
+    sources: Annotated[list[str], typer.Argument(metavar="SRC...", help="Files, folders (walked recursively) or "
+                                                 "glob patterns (quote them; ** recurses).")],
+    outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", help="Folder for the outputs; the "
+                                         "input tree is mirrored under it.")],
+    to: Annotated[str, typer.Option("--to", help="Target format (see 'formats').")],
+    source: Annotated[str | None, typer.Option("--from", help="Force the input format (default: "
+                                               "detected per file).")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", "-j", min=0, help="Worker processes (default: the "
+                                                "CPU count; 0 converts in this process).")] = None,
+    manifest: Annotated[Path | None, typer.Option("--manifest", help="The JSONL manifest (default: "
+                                                  "OUTDIR/manifest.jsonl).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "
+                                        "converted.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
+    pattern: Annotated[str, typer.Option("--pattern", help="Names to take when walking folders.")] = "*.json",
+    strict: StrictOpt = False,
+    compact: CompactOpt = False,
+    no_validate: NoValidateOpt = False,
+    no_residual: NoResidualOpt = False,
+    on_loss: OnLossOpt = LossPolicy.warn,
+    fail_on: FailOnOpt = None,
+) -> None:
+    """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
+
+    Exit 0 when every file converted; 1 when any input was invalid or refused (or an output could not
+    be written); 3 on internal errors; 4 when only the loss policy refused files; 130 when
+    interrupted (rerun to resume).
+    """
+    check_formats(to, source)
+    options = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
+                            no_residual=no_residual)
+    err_console = Console(stderr=True)
+    progress: core.Progress | None = None
+    if not quiet:
+        progress = TerminalProgress(err_console) if err_console.is_terminal else PlainProgress()
+    summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
+    manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
+    try:
+        core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact, workers=workers,
+                     manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
+                     summary=summary)
+    except InvalidInput as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_INVALID_INPUT) from None
+    except core.UsageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        if quiet:
+            typer.echo("interrupted: run the same command again to convert the remaining files", err=True)
+        else:
+            print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
+        raise typer.Exit(INTERRUPTED) from None
+    except Exception as exc:  # a bug outside any one file
+        if os.environ.get("ASIF_CONVERT_DEBUG"):
+            raise
+        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set ASIF_CONVERT_DEBUG=1 for details; "
+                   "please report)", err=True)
+        raise typer.Exit(EXIT_INTERNAL) from None
+    if not quiet:
+        print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
+    sys.stdout.flush()
+    raise typer.Exit(summary.exit_code)

@@ -1,0 +1,139 @@
+"""What every command shares: option types, the loss policy, error handling and exit codes.
+
+Exit codes (documented in the README): 0 done (losses are normal), 1 invalid input or refused
+conversion, 2 usage error, 3 internal error (a bug of ours), 4 refused by the loss policy.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import traceback
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from asif_convert._errors import EXIT_INTERNAL, EXIT_USAGE, ConversionError, InvalidInput, Problem
+from asif_convert._limits import DEPTH_CEILING, Limits, parse_size
+from asif_convert._registry import get, loss_kinds
+from asif_convert.plugin import Options
+
+DEBUG_VARIABLE = "ASIF_CONVERT_DEBUG"
+
+
+class LossPolicy(StrEnum):
+    """What a recorded loss means for a conversion."""
+
+    ignore = "ignore"  # say nothing of losses
+    warn = "warn"  # one summary line with counts by kind
+    error = "error"  # refuse (exit 4, nothing written) when any loss would be recorded
+
+
+def _size(text: str) -> int:
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if value < 1:
+        raise typer.BadParameter("must be at least 1 byte")
+    return value
+
+
+DEFAULT_LIMITS = Limits()
+
+InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
+OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", help="Output file, or - for standard output.")]
+ReportOpt = Annotated[Path | None, typer.Option("--report", help="Also write the losses as a JSON report here.")]
+ToOpt = Annotated[str, typer.Option("--to", help="Target format (see 'formats').")]
+FromOpt = Annotated[str | None, typer.Option("--from", help="Force the input format (default: detected).")]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with referential problems instead of "
+                                                         "recording them as losses.")]
+CompactOpt = Annotated[bool, typer.Option("--compact", help="Write compact JSON instead of indented JSON.")]
+NoValidateOpt = Annotated[bool, typer.Option("--no-validate", help="Skip validating the output (trusted batch runs).")]
+OnLossOpt = Annotated[LossPolicy, typer.Option(
+    "--on-loss", help="ignore: say nothing of losses; warn: one summary line with counts by kind; "
+                      "error: refuse (exit 4, nothing written) when any loss would be recorded.")]
+FailOnOpt = Annotated[list[str] | None, typer.Option(
+    "--fail-on", metavar="KIND", help="Refuse (exit 4, nothing written) when a loss of this kind would be "
+                                      "recorded; repeatable ('formats' lists the kinds).")]
+NoResidualOpt = Annotated[bool, typer.Option(
+    "--no-residual", help="When writing continuity: leave out what it cannot express (each part is then a 'dropped' "
+                          "loss) instead of carrying it for an exact return trip.")]
+MaxBytesOpt = Annotated[int, typer.Option(
+    "--max-bytes", metavar="SIZE", parser=_size, show_default=f"{DEFAULT_LIMITS.max_bytes >> 20}M",
+    help="Refuse inputs larger than this many bytes (K, M, G: KiB, MiB, GiB).")]
+MaxDepthOpt = Annotated[int, typer.Option(
+    "--max-depth", min=1, max=DEPTH_CEILING,
+    help=f"Refuse inputs whose arrays and objects nest deeper than this (at most {DEPTH_CEILING}).")]
+MaxStringOpt = Annotated[int, typer.Option(
+    "--max-string", metavar="SIZE", parser=_size, show_default=f"{DEFAULT_LIMITS.max_string >> 20}M",
+    help="Refuse inputs with a string (or key) longer than this many characters.")]
+
+
+def err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def usage_error(message: str) -> NoReturn:
+    err(f"error: {message}")
+    raise typer.Exit(EXIT_USAGE)
+
+
+def check_formats(*names: str | None) -> None:
+    """Unknown format names are a usage error (exit 2) that lists the installed ones."""
+    for name in filter(None, names):
+        try:
+            get(name)
+        except ConversionError as exc:
+            usage_error(str(exc))
+
+
+def build_options(*, strict: bool, no_validate: bool, on_loss: LossPolicy, fail_on: list[str] | None,
+                  no_residual: bool = False) -> Options:
+    known = loss_kinds()
+    unknown = sorted(set(fail_on or ()) - set(known))
+    if unknown:
+        raise typer.BadParameter(f"unknown loss kind {', '.join(map(repr, unknown))}; known kinds: "
+                                 f"{', '.join(known)}", param_hint="--fail-on")
+    return Options(strict=strict, validate=not no_validate, residual=not no_residual, on_loss=on_loss.value,
+                   fail_on=frozenset(fail_on or ()))
+
+
+def build_limits(max_bytes: int, max_depth: int, max_string: int) -> Limits:
+    return Limits(max_bytes=max_bytes, max_depth=max_depth, max_string=max_string)
+
+
+def _fail(exc: ConversionError) -> typer.Exit:
+    problems: list[Problem] = getattr(exc, "problems", [])
+    err(f"error: {exc.source}: invalid input" if isinstance(exc, InvalidInput) else f"error: {exc}")
+    for p in problems[:50]:
+        err(f"  {p.render()}")
+    if len(problems) > 50:
+        err(f"  ... and {len(problems) - 50} more")
+    return typer.Exit(exc.exit_code)
+
+
+def guard(fn: Callable[[], None]) -> None:
+    """Run ``fn``; turn our errors into messages and exit codes, and never show a traceback
+    (unless ASIF_CONVERT_DEBUG is set; the exit code stays the same either way)."""
+    try:
+        fn()
+    except ConversionError as exc:
+        raise _fail(exc) from None
+    except (KeyboardInterrupt, typer.Exit):
+        raise
+    except Exception as exc:  # a bug: say so briefly, keep the traceback for those who ask
+        if os.environ.get(DEBUG_VARIABLE):
+            traceback.print_exc()
+        err(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_VARIABLE}=1 for details; please report)")
+        raise typer.Exit(EXIT_INTERNAL) from None
+
+
+def pause_gc() -> None:
+    """For a command process about to convert: documents are trees, so the cyclic collector finds
+    nothing in them, yet scanning millions of fresh objects costs a third of the run time. Only
+    the CLI and batch workers do this: a library call never changes process-wide state."""
+    gc.disable()

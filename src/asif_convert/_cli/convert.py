@@ -1,0 +1,118 @@
+"""``from-continuity``, ``to-continuity`` and ``convert``: one document in, one document out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from asif_convert import _jsonio as jsonio
+from asif_convert._cli.common import (
+    DEFAULT_LIMITS as LIM,
+)
+from asif_convert._cli.common import (
+    CompactOpt,
+    FailOnOpt,
+    FromOpt,
+    InPath,
+    LossPolicy,
+    MaxBytesOpt,
+    MaxDepthOpt,
+    MaxStringOpt,
+    NoResidualOpt,
+    NoValidateOpt,
+    OnLossOpt,
+    OutPath,
+    ReportOpt,
+    StrictOpt,
+    ToOpt,
+    build_limits,
+    build_options,
+    check_formats,
+    err,
+    guard,
+    pause_gc,
+)
+from asif_convert._limits import Limits
+from asif_convert._pipeline import Result, convert
+from asif_convert.plugin import Options
+
+
+def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
+                    compact: CompactOpt = False, no_validate: NoValidateOpt = False,
+                    on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None,
+                    max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+                    max_string: MaxStringOpt = LIM.max_string) -> None:
+    """Convert an agent-continuity export into an ASIF 0.4 session."""
+    opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on)
+    limits = build_limits(max_bytes, max_depth, max_string)
+    guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
+                       compact=compact, limits=limits))
+
+
+def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
+                  compact: CompactOpt = False, no_validate: NoValidateOpt = False,
+                  on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
+                  max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+                  max_string: MaxStringOpt = LIM.max_string) -> None:
+    """Convert an ASIF 0.4 session into an agent-continuity export."""
+    opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
+                         no_residual=no_residual)
+    limits = build_limits(max_bytes, max_depth, max_string)
+    guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
+                       compact=compact, limits=limits))
+
+
+def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source: FromOpt = None,
+                    report: ReportOpt = None, strict: StrictOpt = False, compact: CompactOpt = False,
+                    no_validate: NoValidateOpt = False, on_loss: OnLossOpt = LossPolicy.warn,
+                    fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
+                    max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+                    max_string: MaxStringOpt = LIM.max_string) -> None:
+    """Convert between any two installed formats; the input format is detected unless --from."""
+    check_formats(to, source)
+    opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
+                         no_residual=no_residual)
+    limits = build_limits(max_bytes, max_depth, max_string)
+    guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
+                       limits=limits))
+
+
+def _run(input_path: str, output: str, to: str, *, source: str | None, report: Path | None,
+         options: Options, compact: bool, limits: Limits) -> None:
+    jsonio.check_paths(input_path, output, report)
+    data, name = jsonio.read_input(input_path, limits)
+    pause_gc()
+    result = convert(data, to=to, source=source, options=options, name=name, compact=compact, limits=limits)
+    if report is not None:
+        jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
+    jsonio.write_output(output, result.output)
+    _summary(result, name, output, options.on_loss)
+
+
+def _report(result: Result, name: str) -> dict[str, Any]:
+    return {
+        "source": Path(name).name,
+        "source_format": result.source_format,
+        "target_format": result.target_format,
+        "loss_counts": dict(sorted(result.loss_counts().items())),
+        "losses": msgspec.to_builtins(result.losses),
+        "warnings": msgspec.to_builtins(result.warnings),
+    }
+
+
+def _summary(result: Result, name: str, output: str, on_loss: str) -> None:
+    doc = result.document
+    n_events = len(doc.get("events", [])) if result.target_format == "asif" else len(doc.get("messages", []))
+    unit = "events" if result.target_format == "asif" else "messages"
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))
+    dest = "stdout" if output == "-" else output
+    line = f"{name} -> {dest} ({result.target_format}): {n_events} {unit}"
+    if on_loss != "ignore":
+        line += f", {len(result.losses)} losses" + (f" ({counts})" if counts else "")
+    err(line)
+    if result.warnings:
+        err(f"  {len(result.warnings)} input problems were recorded as losses (use --strict to refuse):")
+        for p in result.warnings[:10]:
+            err(f"  warning: {p.render()}")

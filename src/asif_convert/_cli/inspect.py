@@ -1,0 +1,139 @@
+"""``asif-convert inspect`` and ``asif-convert diff``: what is in a file, what a conversion would
+lose, and what changed between two documents."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from asif_convert import _jsonio as jsonio
+from asif_convert._cli.common import check_formats, guard
+from asif_convert._compare import RECORD_KEYS, differences
+from asif_convert._errors import EXIT_USAGE
+from asif_convert._pipeline import convert, load
+from asif_convert._summary import group_losses, summarize
+from asif_convert.plugin import Options
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+_out = Console(highlight=False, soft_wrap=True)
+
+
+def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document, or - for standard input.")],
+            to: Annotated[str | None, typer.Option(
+                "--to", help="Dry run: also list the losses converting to this format would record "
+                             "(nothing is written).")] = None,
+            as_json: JsonOpt = False) -> None:
+    """Show a document's format, counts, branches, coverage and losses."""
+    check_formats(to)
+
+    def run() -> None:
+        data, name = jsonio.read_input(file)
+        summary = summarize(data, name)
+        if to is not None:
+            result = convert(data, to=to, name=name, options=Options())
+            summary["dry_run"] = {"to": to, "losses": group_losses(result.losses)}
+        if as_json:
+            sys.stdout.buffer.write(jsonio.encode(summary))
+        else:
+            _print_summary(summary)
+
+    guard(run)
+
+
+def diff(a: Annotated[str, typer.Argument(metavar="A")], b: Annotated[str, typer.Argument(metavar="B")],
+         as_json: JsonOpt = False) -> None:
+    """Show what differs between two documents of one format (records matched by id); exit 1 if any."""
+    changes: list[dict[str, Any]] = []
+
+    def run() -> None:
+        (raw_a, fmt_a), (raw_b, fmt_b) = (_load(p) for p in (a, b))
+        if fmt_a.name != fmt_b.name:
+            typer.echo(f"error: {a} is {fmt_a.name} but {b} is {fmt_b.name}; diff compares documents of one "
+                       "format (convert one first)", err=True)
+            raise typer.Exit(EXIT_USAGE)
+        changes.extend(differences(raw_a, raw_b, fmt_a.name))
+        if as_json:
+            sys.stdout.buffer.write(jsonio.encode({"equal": not changes, "format": fmt_a.name, "changes": changes}))
+        elif not changes:
+            _out.print("no differences")
+        else:
+            _print_tree(changes, fmt_a.name, f"{a} → {b}: {len(changes)} differences")
+
+    guard(run)
+    if changes:
+        raise typer.Exit(1)
+
+
+def _load(path: str) -> tuple[Any, Any]:
+    data, name = jsonio.read_input(path)
+    return load(data, name=name)
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    _out.print(f"[bold]{s['file']}[/bold]: {s['format']} ({s['version']}), session {s['session']['id']!r}"
+               + (f" — {s['session']['title']}" if s["session"]["title"] else ""))
+    counts = Table("what", "count", title="Contents", title_justify="left")
+    for key, value in s["counts"].items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items()) or "—"
+        counts.add_row(key.replace("_", " "), str(value))
+    counts.add_row("resources by availability",
+                   ", ".join(f"{k} {v}" for k, v in s["resources_by_availability"].items()) or "—")
+    _out.print(counts)
+    branches = Table("branch", "events", "head", title="Branches", title_justify="left")
+    for br in s["branches"]:
+        branches.add_row(br["id"], str(br["events"]), br["head"] or "—")
+    _out.print(branches)
+    if "coverage" in s:
+        coverage = Table("scope", "status", "detail", title="Coverage", title_justify="left")
+        for c in s["coverage"]:
+            coverage.add_row(c["scope"], c["status"], c["detail"])
+        _out.print(coverage)
+    _print_losses("Losses recorded in the document", s["losses"])
+    if "dry_run" in s:
+        _print_losses(f"Losses converting to {s['dry_run']['to']} would record", s["dry_run"]["losses"])
+
+
+def _print_losses(title: str, losses: dict[str, Any]) -> None:
+    if not losses["total"]:
+        _out.print(f"{title}: none")
+        return
+    table = Table("kind", "stage", "count", "examples", title=f"{title}: {losses['total']}", title_justify="left")
+    for row in losses["by_kind"]:
+        table.add_row(row["kind"], row["stage"], str(row["count"]), ", ".join(row["examples"]))
+    _out.print(table)
+
+
+def _print_tree(changes: list[dict[str, Any]], fmt: str, title: str) -> None:
+    """Differences grouped by collection and record: a record collection's path starts with the
+    collection and the record id."""
+    typer.echo(title)
+    records = RECORD_KEYS.get(fmt, {})
+    shown: set[tuple] = set()
+    for change in changes:
+        path = change["path"]
+        head = path[:2] if path and path[0] in records and len(path) > 2 else path[:1] if len(path) > 1 else []
+        for depth in range(1, len(head) + 1):
+            if tuple(head[:depth]) not in shown:
+                shown.add(tuple(head[:depth]))
+                typer.echo("  " * depth + str(head[depth - 1]))
+        rest = "/".join(map(str, path[len(head):]))
+        typer.echo("  " * (len(head) + 1) + f"{rest}: {_describe(change)}")
+
+
+def _describe(change: dict[str, Any]) -> str:
+    def short(v: Any) -> str:
+        text = repr(v)
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    match change["change"]:
+        case "added":
+            return f"added {short(change['new'])}"
+        case "removed":
+            return f"removed {short(change['old'])}"
+        case _:
+            return f"{short(change['old'])} → {short(change['new'])}"

@@ -1,0 +1,57 @@
+"""``validate`` and ``formats``: check documents, list what is installed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+
+from asif_convert import _jsonio as jsonio
+from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError
+from asif_convert._pipeline import load
+from asif_convert._pipeline import validate as validate_document
+from asif_convert._registry import loss_kinds, registry
+
+
+def formats() -> None:
+    """List the installed formats (built-in and plugins) and the loss kinds they record."""
+    for fmt in registry().values():
+        typer.echo(f"{fmt.name:<12} {fmt.extension:<18} {fmt.description}")
+    typer.echo("\nloss kinds (for --fail-on):")
+    for kind, meaning in loss_kinds().items():
+        typer.echo(f"  {kind:<22} {meaning}")
+
+
+def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
+             as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False,
+             base_dir: Annotated[Path | None, typer.Option(
+                 "--base-dir", help="Also check ASIF resources embedded by path, inside this directory only "
+                                    "(paths in documents are never opened otherwise).")] = None) -> None:
+    """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
+    results: dict[str, dict[str, Any]] = {}
+    for path in files:
+        fmt_name: str | None
+        try:
+            data, name = jsonio.read_input(path)
+            raw, fmt = load(data, name=name)
+            problems, fmt_name = validate_document(raw, format=fmt.name, base_dir=base_dir), fmt.name
+        except ConversionError as exc:
+            problems, fmt_name = getattr(exc, "problems", []), None
+        valid = not any(p.severity == "error" for p in problems)
+        results[path] = {"format": fmt_name, "valid": valid, "problems": msgspec.to_builtins(problems)}
+    if as_json:
+        sys.stdout.buffer.write(jsonio.encode(results))
+    else:
+        for path, r in results.items():
+            status = "valid" if r["valid"] else f"{len(r['problems'])} problems"
+            typer.echo(f"{path} ({r['format'] or 'unknown format'}): {status}")
+            for p in r["problems"]:
+                level = "warning: " if p.get("severity") == "warning" else ""
+                typer.echo(f"  {level}{p['path'] or '/'}: {p['message']} [{p['rule']}]")
+        typer.echo(f"{sum(r['valid'] for r in results.values())} valid, "
+                   f"{sum(not r['valid'] for r in results.values())} invalid")
+    if not all(r["valid"] for r in results.values()):
+        raise typer.Exit(EXIT_INVALID_INPUT)

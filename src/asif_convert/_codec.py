@@ -1,0 +1,282 @@
+"""ASIF 0.4 JSON <-> IR, generically, from the IR's type annotations.
+
+IR field names follow ASIF's where the concept is the same, so one walk serves every object.
+Properties ASIF does not define land in ``unknown``; a property named after a registered native
+namespace (``agent-continuity/1``) lands in ``native``. Events are the one special shape: ASIF's
+``kind`` + ``data`` become the tagged ``body``, and native homes live in ``extensions``.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from functools import cache
+from typing import Any, Union
+
+import msgspec
+
+from asif_convert import ir
+
+UNSET = msgspec.UNSET
+_EVENT_KEYS = ("id", "sequence", "actor_id", "kind", "causes", "provenance", "data", "time",
+               "execution_id", "supersedes", "extensions")
+# Root properties that are whole ASIF-only collections, kept verbatim in ``Document.extras``.
+EXTRA_COLLECTIONS = ("configurations", "environments", "usage", "continuation", "streams", "external_bindings")
+REQUIRED_EXTRAS = ("configurations", "environments")
+_IR_ONLY_DOCUMENT_FIELDS = ("ir_version", "extras")  # Document fields with no ASIF property
+
+
+@cache
+def codec_for(namespaces: frozenset[str]) -> Codec:
+    """The codec for a set of native namespaces (one per installed set of formats)."""
+    return Codec(namespaces)
+
+
+class Codec:
+    def __init__(self, namespaces: frozenset[str]) -> None:
+        self.namespaces = namespaces
+
+    # -- IR -> JSON -------------------------------------------------------------------------
+
+    def dump_document(self, doc: ir.Document) -> dict[str, Any]:
+        out: dict[str, Any] = {"asif_version": "0.4"}
+        plan = _plan(ir.Document)
+        for name, shape in plan.fields:
+            if name in _IR_ONLY_DOCUMENT_FIELDS:
+                continue
+            value = getattr(doc, name)
+            if name == "events":
+                out[name] = [self.dump_event(e) for e in value]
+            elif value is not UNSET:
+                out[name] = value if shape is _JSON else self._dump_value(shape, value)
+        for name in REQUIRED_EXTRAS:
+            out[name] = doc.extras.get(name, [])
+        for name in EXTRA_COLLECTIONS:
+            if name not in REQUIRED_EXTRAS and name in doc.extras:
+                out[name] = doc.extras[name]
+        self._dump_extras(doc, out)
+        return out
+
+    def dump_event(self, ev: ir.Event) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": ev.id, "sequence": ev.sequence, "actor_id": ev.actor_id, "kind": ev.kind,
+            "causes": [self._dump(c) for c in ev.causes], "provenance": self._dump(ev.provenance),
+            "data": self.dump_body(ev.body),
+        }
+        if ev.time is not UNSET:
+            out["time"] = ev.time
+        if ev.execution_id is not UNSET:
+            out["execution_id"] = ev.execution_id
+        if ev.supersedes is not UNSET:
+            out["supersedes"] = self._dump(ev.supersedes)
+        if ev.annotations is not UNSET or ev.native:
+            out["extensions"] = {**(ev.annotations or {}), **ev.native}
+        out.update(ev.unknown)
+        return out
+
+    def dump_envelope(self, ev: ir.Event) -> dict[str, Any]:
+        """An event as ASIF JSON without the fields a host record carries itself
+        (id, sequence, kind, time, execution_id) or native homes of other formats."""
+        out = self.dump_event(ir.Event(**{f: getattr(ev, f) for f in ev.__struct_fields__ if f != "native"}))
+        for key in ("id", "sequence", "kind", "time", "execution_id"):
+            out.pop(key, None)
+        return out
+
+    def dump(self, node: ir.Node) -> dict[str, Any]:
+        """Any IR node (not an event) as ASIF JSON."""
+        return self._dump(node)
+
+    def dump_body(self, body: ir.Body) -> dict[str, Any]:
+        """An event body as ASIF ``data``."""
+        return self._dump(body, tagged=False)
+
+    def dump_part(self, part: ir.Part) -> dict[str, Any]:
+        return self._dump(part)
+
+    def load_body(self, kind: str, data: dict[str, Any]) -> ir.Body:
+        # ``data`` does not carry the tag (the event does): a "kind" in it is an additional property
+        return self._load(ir.BODY_TYPES[kind], data, tagged=False)
+
+    def load_part(self, raw: dict[str, Any]) -> ir.Part:
+        return self._load(_PART_TYPES[raw["kind"]], raw)
+
+    def load_loss(self, raw: dict[str, Any]) -> ir.Loss:
+        return self._load(ir.Loss, raw)
+
+    def _dump(self, node: ir.Node, tagged: bool = True) -> dict[str, Any]:
+        plan = _plan(type(node))
+        if plan.flat and _no_extras(node, plan):  # msgspec writes exactly what the walk below would, in C
+            out = msgspec.to_builtins(node)
+            if not tagged and plan.tag is not None:
+                del out["kind"]
+            return out
+        out: dict[str, Any] = {"kind": plan.tag} if tagged and plan.tag is not None else {}
+        for name, shape in plan.fields:
+            v = getattr(node, name)
+            if v is UNSET:
+                continue
+            out[name] = v if shape is _JSON or v is None else self._dump_value(shape, v)
+        self._dump_extras(node, out)
+        return out
+
+    def _dump_value(self, shape: tuple[str, Any], value: Any) -> Any:
+        if shape[0] == "list":
+            return [self._dump_value(shape[1], v) for v in value]
+        return self._dump(value)
+
+    @staticmethod
+    def _dump_extras(node: ir.Node, out: dict[str, Any]) -> None:
+        out.update(node.native)
+        out.update(node.unknown)
+
+    # -- JSON -> IR -------------------------------------------------------------------------
+
+    def load_document(self, raw: dict[str, Any]) -> ir.Document:
+        data = {k: v for k, v in raw.items() if k != "asif_version"}
+        extras = {k: data.pop(k) for k in EXTRA_COLLECTIONS if k in data}
+        events = [self.load_event(e) for e in data.pop("events")]
+        # IR-only field names are plain additional properties in ASIF
+        clashes = {k: data.pop(k) for k in _IR_ONLY_DOCUMENT_FIELDS if k in data}
+        doc = self._load(ir.Document, data)
+        doc.events = events
+        doc.extras = extras
+        if clashes:
+            doc.unknown = {**doc.unknown, **clashes}
+        return doc
+
+    def load_event(self, raw: dict[str, Any]) -> ir.Event:
+        ev = ir.Event(
+            id=raw["id"], sequence=raw["sequence"], actor_id=raw["actor_id"],
+            body=self.load_body(raw["kind"], raw["data"]),
+            causes=[self._load(ir.EventRef, c) for c in raw["causes"]],
+            provenance=self._load(ir.Provenance, raw["provenance"]),
+        )
+        for name, cls in (("time", None), ("execution_id", None), ("supersedes", ir.EventRef)):
+            if name in raw:
+                setattr(ev, name, self._load(cls, raw[name]) if cls else raw[name])
+        if "extensions" in raw:
+            ext = raw["extensions"]
+            ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
+            rest = {k: v for k, v in ext.items() if k not in self.namespaces}
+            if rest or not ev.native:  # an empty map is kept; one holding only native homes is implied
+                ev.annotations = rest
+        ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEYS}
+        return ev
+
+    def _load(self, cls: type, raw: Any, tagged: bool = True) -> Any:
+        plan = _plan(cls)
+        keys = raw.keys()
+        if tagged and plan.tag is not None and "kind" in raw:
+            raw = {k: v for k, v in raw.items() if k != "kind"}
+            keys = raw.keys()
+        if keys <= plan.plain:  # only JSON-valued fields: nothing to convert, nothing unknown
+            return cls(**raw)
+        nested = keys - plan.plain
+        if nested <= plan.nested.keys():
+            kwargs = dict(raw)
+            for key in nested:
+                if kwargs[key] is not None:
+                    kwargs[key] = self._load_value(plan.nested[key], kwargs[key])
+            return cls(**kwargs)
+        return self._load_walk(cls, raw, tagged)
+
+    def _load_walk(self, cls: type, raw: Any, tagged: bool = True) -> Any:
+        """Key by key: what ``cls`` declares becomes a field, the rest lands in a verbatim home."""
+        plan = _plan(cls)
+        kwargs: dict[str, Any] = {}
+        unknown: dict[str, Any] = {}
+        native: dict[str, Any] = {}
+        for key, value in raw.items():
+            shape = plan.shapes.get(key)
+            if shape is not None:
+                kwargs[key] = value if shape is _JSON or value is None else self._load_value(shape, value)
+            elif key == "kind" and tagged and plan.tag is not None:
+                continue
+            elif key in self.namespaces:
+                native[key] = value
+            else:
+                unknown[key] = value
+        node = cls(**kwargs)
+        if unknown:
+            node.unknown = unknown
+        if native:
+            node.native = native
+        return node
+
+    def _load_value(self, shape: tuple[str, Any], value: Any) -> Any:
+        kind, arg = shape
+        if kind == "node":
+            return self._load(arg, value)
+        if kind == "parts":
+            return self.load_part(value)
+        if kind == "list":
+            return [self._load_value(arg, v) for v in value]
+        return value
+
+
+_PART_TYPES = {c.__struct_config__.tag: c for c in typing.get_args(ir.Part)}
+_JSON = ("json", None)
+
+
+class _Plan(typing.NamedTuple):
+    fields: tuple[tuple[str, tuple[str, Any]], ...]  # (name, shape), excluding the verbatim homes
+    shapes: dict[str, tuple[str, Any]]
+    plain: frozenset[str]  # fields holding JSON as is
+    nested: dict[str, tuple[str, Any]]  # fields holding nodes (or lists of them)
+    tag: str | None
+    flat: bool  # msgspec.to_builtins writes such a node as the walk does, when no node in it has extras
+
+
+@cache
+def _plan(cls: type) -> _Plan:
+    hints = typing.get_type_hints(cls)
+    info = {f.name: f for f in msgspec.structs.fields(cls)}
+    names = [f for f in cls.__struct_fields__ if f not in ("unknown", "native")]
+    tag = cls.__struct_config__.tag if cls.__struct_config__.tag_field else None
+    fields = tuple((n, _shape(hints[n])) for n in names)
+    nested = {n: shape for n, shape in fields if shape is not _JSON}
+    # omit_defaults would drop a default that is not UNSET (an empty list, a null) the walk writes
+    flat = all(info[n].required or info[n].default is UNSET for n in names) and all(
+        all(_plan(t).flat for t in _node_types(shape)) for shape in nested.values())
+    return _Plan(fields=fields, shapes=dict(fields), plain=frozenset(n for n, s in fields if s is _JSON),
+                 nested=nested, tag=tag, flat=flat)
+
+
+def _node_types(shape: tuple[str, Any]) -> tuple[type, ...]:
+    kind, arg = shape
+    if kind == "list":
+        return _node_types(arg)
+    return tuple(_PART_TYPES.values()) if kind == "parts" else (arg,)
+
+
+def _no_extras(node: ir.Node, plan: _Plan) -> bool:
+    """Whether no node in this one's tree has extras (``unknown`` or ``native``)."""
+    if node.unknown or node.native:
+        return False
+    for name in plan.nested:
+        value = getattr(node, name)
+        if value is UNSET or value is None:
+            continue
+        for child in (value if isinstance(value, list) else (value,)):
+            if isinstance(child, list) or not _no_extras(child, _plan(type(child))):
+                return False
+    return True
+
+
+def _shape(hint: Any) -> tuple[str, Any]:
+    """Classify an annotation once: a node, a part union, a list of something, or plain JSON."""
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(hint) if a not in (type(None), msgspec.UnsetType)]
+        if len(args) == 1:
+            return _shape(args[0])
+        if all(isinstance(a, type) and issubclass(a, ir.Node) for a in args):
+            return ("parts", None)
+        return _JSON
+    if origin is list:
+        (arg,) = typing.get_args(hint)
+        inner = _shape(arg)
+        return ("list", inner) if inner is not _JSON else _JSON
+    if isinstance(hint, type) and issubclass(hint, ir.Node):
+        return ("node", hint)
+    return _JSON

@@ -1,0 +1,174 @@
+"""The agent-continuity format plugin: reader and writer, plus the residual that keeps
+ASIF -> continuity -> ASIF exact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from asif_convert import _patch as patch
+from asif_convert import ir
+from asif_convert._codec import Codec, codec_for
+from asif_convert._errors import Problem
+from asif_convert._formats.continuity import NAMESPACE, reader, residual, writer
+from asif_convert._ledger import Ledger
+from asif_convert._mapping import MappingTable, load_table
+from asif_convert._validation.continuity import referential_problems
+from asif_convert._validation.schemas import CONTINUITY_SCHEMA, schema_problems
+from asif_convert.plugin import Context
+
+READ_TABLE = "continuity-to-asif"  # the losses of reading an export
+WRITE_TABLE = "asif-to-continuity"  # the losses of writing one
+
+# IR collections of records keyed by id (coverage by scope), diffed record by record
+_RECORDS = {"events": "id", "participants": "id", "branches": "id", "executions": "id", "contexts": "id",
+            "tools": "id", "resources": "id", "checkpoints": "id", "coverage": "scope", "losses": "id"}
+
+# ASIF collections whose records are referenced by type in losses
+_REF_TYPES = {"events": "event", "participants": "participant", "branches": "branch", "executions": "execution",
+              "contexts": "context", "configurations": "configuration", "tools": "tool", "resources": "resource",
+              "environments": "environment", "checkpoints": "checkpoint"}
+
+
+class ContinuityFormat:
+    name = "continuity"
+    description = "agent-continuity export (format: agent-continuity-export)"
+    extension = ".continuity.json"
+    namespace = NAMESPACE
+
+    @property
+    def mapping_tables(self) -> tuple[MappingTable, ...]:
+        return load_table(READ_TABLE), load_table(WRITE_TABLE)
+
+    def detect(self, doc: Any) -> bool:
+        return isinstance(doc, dict) and doc.get("format") == "agent-continuity-export"
+
+    def validate(self, doc: Any) -> list[Problem]:
+        return schema_problems(CONTINUITY_SCHEMA, doc) or referential_problems(doc)
+
+    def read(self, doc: Any, ctx: Context) -> ir.Document:
+        codec = codec_for(ctx.namespaces)
+        raw, travelled, diff = residual.split(doc)
+        # With a residual, the restored document carries its own losses: a scratch ledger keeps
+        # the return trip's re-derivations out of it.
+        ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
+        restored = _plain_read(codec, raw, travelled, ledger)
+        if diff is None:
+            return restored
+        return codec.load_document(patch.apply(codec.dump_document(restored), diff))
+
+    def write(self, doc: ir.Document, ctx: Context) -> Any:
+        codec = codec_for(ctx.namespaces)
+        export = writer.write(doc, codec)
+        plain = _plain_read(codec, export, [], Ledger(load_table(READ_TABLE)))
+        ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
+        _record_losses(_diff(codec, plain, doc), ledger)
+        # Losses travel: the document's own that the return trip would not re-derive, and ours.
+        base_losses = [codec.dump(loss) for loss in plain.losses]
+        travelled = [d for d in (codec.dump(loss) for loss in doc.losses) if d not in base_losses]
+        travelled += [codec.dump(loss) for loss in ledger.losses()]
+        if travelled:
+            export = residual.attach(export, residual.LOSSES, {"losses": travelled})
+        if ctx.options.residual:
+            plain.losses = [codec.load_loss(d) for d in _merge_losses(_resolved(travelled, plain), base_losses)]
+            diff = _diff(codec, plain, doc)  # against what read() will rebuild
+            if diff:
+                export = residual.attach(export, residual.RESIDUAL, {"patch": diff})
+        return export
+
+def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any] | None:
+    """``patch.diff`` of the two documents as ASIF JSON, dumping only the records that differ:
+    most records are equal, and msgspec compares them without leaving C."""
+    swap = {name: [] for name in _RECORDS}
+    out = patch.diff(codec.dump_document(msgspec.structs.replace(base, **swap)),
+                     codec.dump_document(msgspec.structs.replace(target, **swap))) or {}
+    for name, key in _RECORDS.items():
+        a, b = getattr(base, name), getattr(target, name)
+        if a != b:
+            dump = codec.dump_event if name == "events" else codec.dump
+            sub = _diff_records(a, b, key, dump)
+            if sub:
+                out.setdefault("{}", {})[name] = sub
+    return out or None
+
+def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger) -> ir.Document:
+    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec)
+    travelled = [codec.load_loss(loss) for loss in _resolved(travelled, doc)]
+    ids = {loss.id for loss in travelled}
+    doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]
+    return doc
+
+
+def _record_losses(diff: dict[str, Any] | None, ledger: Ledger) -> None:
+    """Each difference the return trip would show without the residual is a loss."""
+    for path, ids in patch.changed_paths(diff):
+        if path[0] == "losses":
+            continue  # losses travel in their own entry
+        ref_type = _REF_TYPES.get(path[0])
+        ledger.add(_table_key(path, ledger.table.fields), ref_type, ids[0] if ids and ref_type else None)
+
+
+def _resolved(losses: list[dict[str, Any]], doc: ir.Document) -> list[dict[str, Any]]:
+    """Travelled losses, with references to entities that did not travel moved into the
+    explanation: ASIF requires every loss reference to resolve."""
+    present = {(_REF_TYPES[name], e.id) for name in _REF_TYPES if hasattr(doc, name) for e in getattr(doc, name)}
+    present |= {(_REF_TYPES[name], e["id"]) for name in ("configurations", "environments")
+                for e in doc.extras.get(name, ())}
+    checked = set(_REF_TYPES.values())
+    out = []
+    for loss in losses:
+        refs = loss.get("references") or []
+        kept = [r for r in refs if r["type"] not in checked or (r["type"], r["id"]) in present]
+        if len(kept) < len(refs):
+            gone = ", ".join(f"{r['type']} {r['id']!r}" for r in refs if r not in kept)
+            loss = {**loss, "explanation": f"{loss['explanation']} (not carried: {gone})"}
+            if kept:
+                loss["references"] = kept
+            else:
+                del loss["references"]
+                loss.setdefault("scope", "conversation")
+        out.append(loss)
+    return out
+
+
+def _diff_records(a: list[Any], b: list[Any], key: str, dump: Any) -> dict[str, Any] | None:
+    ids_a, ids_b = [getattr(r, key) for r in a], [getattr(r, key) for r in b]
+    if len(set(ids_a)) < len(ids_a) or len(set(ids_b)) < len(ids_b):  # not keyed: compare whole lists
+        return patch.diff([dump(r) for r in a], [dump(r) for r in b])
+    by_id = dict(zip(ids_a, a, strict=True))
+    edits = {}
+    for rid, record in zip(ids_b, b, strict=True):
+        old = by_id.get(rid)
+        if old is None:
+            edits[rid] = {"=": dump(record)}
+        elif old != record and (sub := patch.diff(dump(old), dump(record))):
+            edits[rid] = sub
+    out: dict[str, Any] = {"[]": edits}
+    if ids_a != ids_b:
+        out["order"] = ids_b
+    if key != "id":
+        out["key"] = key
+    return out if edits or "order" in out else None
+
+
+def _merge_losses(first: list[dict[str, Any]], then: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = {loss["id"] for loss in first}
+    return first + [loss for loss in then if loss["id"] not in ids]
+
+
+def _table_key(path: tuple[str, ...], fields: dict[str, Any]) -> str:
+    """The mapping-table entry for a changed path: the longest declared prefix; a step into a
+    property the schema does not declare is an additional property."""
+    key = ""
+    for step in path:
+        nxt = key + "[]" if step == "[]" else (f"{key}.{step}" if key else step)
+        if nxt.removesuffix("[]") not in fields and nxt not in fields:
+            if key and fields.get(key.removesuffix("[]"), {}).get("rule") == "container":
+                return "(additional properties)"
+            break
+        key = nxt
+    return key.removesuffix("[]") or "(additional properties)"
+
+
+FORMAT = ContinuityFormat()

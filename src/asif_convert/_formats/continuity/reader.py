@@ -1,0 +1,570 @@
+"""agent-continuity export (parsed, schema-valid JSON) -> IR document.
+
+What continuity cannot say but the IR (and ASIF) need is synthesized minimally and reported:
+participants from roles, executions from run ids, one merged event order, head checkpoints,
+branches that are referenced but not listed. Continuity-only fields ride along verbatim in
+``native[NAMESPACE]`` and are reported as losses of meaning.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from typing import Any
+
+import msgspec
+
+from asif_convert import ir
+from asif_convert._codec import Codec
+from asif_convert._formats.continuity import (
+    ASIF_PARTS,
+    CONTENT_SCHEMA,
+    EVENT_TYPE,
+    NAMESPACE,
+    SOURCE_PRODUCER,
+    dialects,
+    placeholders,
+)
+from asif_convert._formats.continuity.coverage import coverage
+from asif_convert._formats.continuity.ordering import merge
+from asif_convert._ledger import Ledger
+from asif_convert._validation.schemas import is_asif_event
+from asif_convert._version import __version__
+
+# Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
+ROLE_ACTORS = {"user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}
+RUNTIME = ("runtime", "service")
+
+_REPORTED = ir.Provenance(mode="reported", producer=SOURCE_PRODUCER)
+
+
+class _Ids:
+    """Hands out ids unique within one target collection; a clash gets a deterministic new id."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def claim(self, wanted: str, suffix: str) -> str:
+        new, n = wanted, 1
+        while new in self.taken:
+            new = f"{wanted}~{suffix}" if n == 1 else f"{wanted}~{suffix}{n}"
+            n += 1
+        self.taken.add(new)
+        return new
+
+
+def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> ir.Document:
+    """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
+    parts and event bodies that an ASIF-born export carries."""
+    return _Reader(raw, digest, ledger, codec).document()
+
+
+def canonical_digest(raw: dict[str, Any]) -> str:
+    """SHA-256 of the export's JSON value in canonical form (sorted keys, compact), so that the
+    capture id depends on what the export says, not on how the file was formatted."""
+    return hashlib.sha256(msgspec.json.encode(raw, order="sorted")).hexdigest()
+
+
+class _Reader:
+    def __init__(self, raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> None:
+        self.raw = raw
+        self.ledger = ledger
+        self.codec = codec
+        self.digest = digest
+        self.sid = raw["session"]["session_id"]
+        self.active = raw["session"]["active_branch_id"]
+        self.listed_branches = raw.get("branches")
+        self.branch_ids: dict[str, str] = {}  # continuity branch id -> IR branch id
+        self.branch_events: dict[str, list[str]] = {}  # IR branch id -> own event ids
+        self.synth_branches: list[str] = []
+        self.runs: dict[str, None] = {}
+        self.roles: dict[str, None] = {}
+        self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
+        self.carried = False  # whether any record carries ASIF events or parts (which may reference more)
+        self.calls: dict[str, str | None] = {}  # call id -> its branch, for dialect results (None: answered)
+        self.requests: set[str] = set()  # decision request ids carried as ASIF events
+        self.tools: dict[str, None] = {}  # tool names seen in dialect content, in order
+        self.resource_ids = _Ids()
+        self.dialect_resources: list[ir.Resource] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _native(self, rec: dict[str, Any], ref: tuple[str, str], coll: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        """Copy continuity-only fields (those present) verbatim, reporting each as a loss of meaning."""
+        out = {}
+        for k in keys:
+            if k in rec:
+                out[k] = rec[k]
+                self.ledger.add(f"{coll}[].{k}", *ref)
+        if rec["session_id"] != self.sid:
+            out["session_id"] = rec["session_id"]
+            self.ledger.add(f"{coll}[].session_id", *ref)
+        return out
+
+    def _branch_of(self, rec: dict[str, Any], coll: str, ref: tuple[str, str], native: dict[str, Any]) -> str:
+        bid = rec.get("branch_id")
+        if bid is None:
+            native["branch_id_absent"] = True
+            self.ledger.add(f"+{coll}-without-branch", *ref)
+            bid = self.active
+        return self._ensure_branch(bid)
+
+    def _ensure_branch(self, bid: str) -> str:
+        if bid not in self.branch_ids:
+            self.branch_ids[bid] = bid
+            self.branch_events[bid] = []
+            self.synth_branches.append(bid)
+            if self.listed_branches is not None:  # else every branch is synthesized, and said so
+                self.ledger.add("+unlisted-branch", "branch", bid)
+        return self.branch_ids[bid]
+
+    def _execution(self, rec: dict[str, Any]) -> str | ir.UnsetType:
+        run = rec.get("run_id")
+        if isinstance(run, str):
+            self.runs[run] = None
+            return run
+        return ir.UNSET
+
+    # -- the document ----------------------------------------------------------------------
+
+    def document(self) -> ir.Document:
+        raw = self.raw
+        branches = self._listed_branches()
+        self._ensure_branch(self.active)
+        for b in branches:  # a parent that is not listed is synthesized like any unlisted branch
+            if "parent" in b.native[NAMESPACE]:
+                self._ensure_branch(b.native[NAMESPACE]["parent"])
+        events = self._events()
+        contexts = self._contexts(events)
+        branches += [ir.Branch(id=b, event_ids=[], head_event_id=None, native={NAMESPACE: {"synthesized": True}})
+                     for b in self.synth_branches]
+        for b in branches:
+            b.event_ids = self.branch_events[b.id]
+            b.head_event_id = b.event_ids[-1] if b.event_ids else None
+        self._forks(branches, events)
+        resources = self._native_states() + self._artifacts() + self.dialect_resources
+        tools = [ir.Tool(id=name, name=name, description="", input_schema=True) for name in self.tools]
+        for name in self.tools:
+            self.ledger.add("+tools", "tool", name)
+        participants = self._participants()
+        executions = [
+            ir.Execution(id=r, participant_id="assistant", status="unknown", context_ids=[]) for r in self.runs
+        ]
+        for r in self.runs:
+            self.ledger.add("+executions", "execution", r)
+        checkpoints = [
+            ir.Checkpoint(id=f"head:{b.id}", branch_id=b.id, at_event_id=b.head_event_id,
+                          knowledge="unknown", status="unknown")
+            for b in branches
+        ]
+        for c in checkpoints:
+            self.ledger.add("+head-checkpoints", "checkpoint", c.id)
+
+        session = raw["session"]
+        doc = ir.Document(
+            capture=self._capture(),
+            session=ir.Session(
+                id=self.sid,
+                title=session["title"],
+                native_ids=[ir.NativeId(provider=SOURCE_PRODUCER, namespace="session_id", value=self.sid)],
+                lineage=self._lineage(events),
+                native={NAMESPACE: self._native_session(session)},
+            ),
+            participants=participants,
+            events=events,
+            branches=branches,
+            executions=executions,
+            contexts=contexts,
+            resources=resources,
+            tools=tools,
+            checkpoints=checkpoints,
+        )
+        if self.carried:  # only ASIF records carried in the export can reference what it lacks
+            placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
+        absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
+        if absent:
+            doc.native = {NAMESPACE: {"absent": absent}}
+        doc.coverage = coverage(doc, self.raw)
+        return doc
+
+    def _native_session(self, session: dict[str, Any]) -> dict[str, Any]:
+        out = {"status": session["status"], "active_branch_id": session["active_branch_id"]}
+        self.ledger.add("session.status")
+        self.ledger.add("session.active_branch_id", "branch", self.branch_ids[self.active])
+        if "metadata" in session:
+            out["metadata"] = session["metadata"]
+            self.ledger.add("session.metadata")
+        return out
+
+    def _listed_branches(self) -> list[ir.Branch]:
+        out = []
+        ids = _Ids()
+        for rec in self.listed_branches or ():
+            bid = ids.claim(rec["branch_id"], "branch")
+            ref = ("branch", bid)
+            native = self._native(rec, ref, "branches", ("name", "status", "metadata", "created_at", "updated_at"))
+            if bid != rec["branch_id"]:
+                native["branch_id"] = rec["branch_id"]
+                self.ledger.add("branches[].branch_id", *ref)
+            if rec.get("parent_branch_id", "") is None:
+                native["parent_branch_id"] = None
+            elif "parent_branch_id" in rec:
+                native["parent"] = rec["parent_branch_id"]  # becomes the fork once all branches exist
+            self.branch_ids.setdefault(rec["branch_id"], bid)
+            self.branch_events[bid] = []
+            out.append(ir.Branch(id=bid, event_ids=[], head_event_id=None, native={NAMESPACE: native}))
+        return out
+
+    # -- messages and events, merged into one order -----------------------------------------
+
+    def _events(self) -> list[ir.Event]:
+        self.ids = _Ids()
+        out: list[ir.Event] = []
+        for coll, rec in merge(self.raw["messages"], self.raw["events"], self.ledger):
+            if coll == "messages":
+                out += self._message(rec, self.ids.claim(rec["message_id"], "message"), len(out))
+            else:
+                out.append(self._event(rec, self.ids.claim(rec["event_id"], "event"), len(out)))
+        return out
+
+    def _common(self, ev: ir.Event, rec: dict[str, Any], coll: str, id_field: str, native: dict[str, Any]) -> str:
+        """Fields every message and event record shares; returns the IR branch the record is on."""
+        ref = ("event", ev.id)
+        if ev.id != rec[id_field]:
+            native["id"] = rec[id_field]
+            self.ledger.add(f"{coll}[].{id_field}", *ref)
+        if "run_id" in rec and rec["run_id"] is None:
+            native["run_id"] = None
+        if "created_at" in rec:
+            ev.time = rec["created_at"]
+        branch = self._branch_of(rec, coll, ref, native)
+        self.branch_events[branch].append(ev.id)
+        ev.native = {NAMESPACE: native}
+        return branch
+
+    def _message(self, rec: dict[str, Any], eid: str, seq: int) -> list[ir.Event]:
+        role = rec["role"]
+        self.roles[role] = None
+        split = self._split(rec, eid)
+        if split is not None:
+            return self._group(rec, eid, seq, split)
+        return [self._plain_message(rec, eid, seq)]
+
+    def _split(self, rec: dict[str, Any], eid: str) -> dialects.Split | None:
+        """The message's content in a known dialect, when its tool calls are new and its results
+        answer calls made earlier on the same branch (else it stays one message, reported)."""
+        if "content_json" not in rec:
+            return None
+        split = dialects.split(rec["content_json"], rec["role"], eid)
+        if split is None:
+            return None
+        branch = rec.get("branch_id", self.active)
+        seen: set[str] = set()
+        for call in split.calls:
+            if call.call_id in self.calls or call.call_id in seen:
+                self.ledger.add("+dialect-duplicate-call", "event", eid)
+                return None
+            seen.add(call.call_id)
+        answered: set[str] = set()
+        for result in split.results:  # a second result for one call, even in this message, is not mapped
+            if self.calls.get(result.call_id) != branch or result.call_id in answered:
+                self.ledger.add("+dialect-orphan-result", "event", eid)
+                return None
+            answered.add(result.call_id)
+        for call in split.calls:
+            self.calls[call.call_id] = branch
+        for result in split.results:
+            self.calls[result.call_id] = None  # answered: a second result stays a message
+        return split
+
+    def _group(self, rec: dict[str, Any], eid: str, seq: int, split: dialects.Split) -> list[ir.Event]:
+        """One message as its events: the message (if it has parts of its own), then one event
+        per tool call and per tool result; the first carries the message's fields and template."""
+        role = rec["role"]
+        actor = ROLE_ACTORS[role][0]
+        members: dict[str, Any] = {"msg": None, "call": [], "result": [], "res": []}
+        events: list[ir.Event] = []
+
+        def add(event_id: str, body: ir.Body, actor_id: str) -> str:
+            events.append(ir.Event(id=event_id, sequence=seq + len(events), actor_id=actor_id,
+                                   provenance=_REPORTED, body=body))
+            return event_id
+
+        if split.parts is not None:
+            members["msg"] = add(eid, ir.Message(role=role, parts=split.parts), actor)
+        for k, call in enumerate(split.calls):
+            self.tools.setdefault(call.name, None)
+            body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
+                               arguments_status=call.status)
+            members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
+        for k, result in enumerate(split.results):
+            self.roles["tool"] = None
+            body = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
+                                 parts=result.parts)
+            rid = eid if not events else self.ids.claim(f"{eid}/result/{k}", "result")
+            members["result"].append(add(rid, body, ROLE_ACTORS["tool"][0]))
+        renamed = {}
+        for res in split.resources:
+            new_id = self.resource_ids.claim(res.id, "resource")
+            renamed[res.id] = new_id
+            res.id = new_id
+            members["res"].append(res.id)
+            self.dialect_resources.append(res)
+        for ev in events:
+            for part in ir.parts_of(ev.body):
+                if isinstance(part, ir.ResourcePart):
+                    part.resource_id = renamed.get(part.resource_id, part.resource_id)
+
+        anchor = events[0]
+        native = self._native(rec, ("event", anchor.id), "messages",
+                              ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
+        native.update(dialect=split.dialect, template=split.template, members=members)
+        if split.parts is None:
+            native["role"] = role
+        texts = [p.text for ev in events for p in ir.parts_of(ev.body) if isinstance(p, ir.TextPart)]
+        if rec["text_content"] != "".join(texts):
+            native["text_content"] = rec["text_content"]
+        anchor.execution_id = self._execution(rec)
+        branch = self._common(anchor, rec, "messages", "message_id", native)
+        for ev in events[1:]:
+            ev.time, ev.execution_id = anchor.time, anchor.execution_id
+            self.branch_events[branch].append(ev.id)
+        self.ledger.add("+dialects", "event", anchor.id)
+        return events
+
+    def _plain_message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
+        role = rec["role"]
+        content = rec.get("content_json")
+        if isinstance(content, dict) and content.keys() == {ASIF_PARTS} and isinstance(content[ASIF_PARTS], list):
+            # parts written by the continuity writer for an ASIF message with no continuity shape
+            parts = [self.codec.load_part(p) for p in content[ASIF_PARTS]]
+            self.carried = True
+        else:
+            parts = [ir.TextPart(text=rec["text_content"])]
+            if "content_json" in rec:
+                parts.append(ir.StructuredPart(schema=CONTENT_SCHEMA, value=content))
+                self.ledger.add("messages[].content_json", "event", eid)
+        native = self._native(rec, ("event", eid), "messages",
+                              ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
+        ev = ir.Event(id=eid, sequence=seq, actor_id=ROLE_ACTORS[role][0], provenance=_REPORTED,
+                      body=ir.Message(role=role, parts=parts), execution_id=self._execution(rec))
+        self._common(ev, rec, "messages", "message_id", native)
+        return ev
+
+    def _event(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
+        native = self._native(rec, ("event", eid), "events", ("sequence", "idempotency_key", "sha256"))
+        ev = self._asif_event(rec, eid, seq)
+        if ev is None:
+            self.ledger.add("events[].payload", "event", eid)
+            self.uses_runtime = True
+            body = ir.Extension(type=EVENT_TYPE, value={"event_type": rec["event_type"], "payload": rec["payload"]},
+                                interpretation_required=False)
+            ev = ir.Event(id=eid, sequence=seq, actor_id=RUNTIME[0], provenance=_REPORTED, body=body)
+        ev.execution_id = self._execution(rec)
+        self._common(ev, rec, "events", "event_id", native)
+        return ev
+
+    def _asif_event(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event | None:
+        """The ASIF event an ``asif.<kind>`` record carries whole in its payload (as the
+        continuity writer puts it), when the payload really is one."""
+        kind = rec["event_type"].removeprefix("asif.")
+        if kind == rec["event_type"] or kind == "message":
+            return None
+        raw = {**rec["payload"], "id": eid, "sequence": seq, "kind": kind}
+        if not is_asif_event(raw) or any(k in raw for k in ("time", "execution_id")) or not self._bound(raw):
+            return None
+        self.carried = True
+        return self.codec.load_event(raw)
+
+    def _bound(self, raw: dict[str, Any]) -> bool:
+        """Whether a carried result, resolution or call-bound request answers something earlier in
+        the export (it may have answered an external binding that did not travel): ASIF forbids
+        unbound ones, so those stay opaque continuity events."""
+        data, kind = raw["data"], raw["kind"]
+        if kind == "tool_call":
+            self.calls.setdefault(data["call_id"], None)
+        elif kind == "decision_request":
+            self.requests.add(data["request_id"])
+        if kind == "tool_result" or (kind == "decision_request" and "call_id" in data):
+            return data["call_id"] in self.calls
+        if kind == "decision_resolution":
+            return data["request_id"] in self.requests
+        return True
+
+    # -- checkpoints become summary contexts ------------------------------------------------
+
+    def _contexts(self, events: list[ir.Event]) -> list[ir.Context]:
+        # A continuity id may name a message and an event at once; the message wins, as it
+        # claimed the original id first.
+        by_source_id: dict[str, str] = {}
+        for ev in events:
+            if NAMESPACE in ev.native:  # records of the export (not events a dialect split out)
+                by_source_id.setdefault(ev.native[NAMESPACE].get("id", ev.id), ev.id)
+        on_branch = {eid: b for b, eids in self.branch_events.items() for eid in eids}
+        ids = _Ids()
+        out = []
+        for rec in self.raw["checkpoints"]:
+            cid = ids.claim(rec["checkpoint_id"], "checkpoint")
+            ref = ("context", cid)
+            native = self._native(rec, ref, "checkpoints", ("summary", "token_estimate", "created_by", "created_at"))
+            if cid != rec["checkpoint_id"]:
+                native["checkpoint_id"] = rec["checkpoint_id"]
+                self.ledger.add("checkpoints[].checkpoint_id", *ref)
+            branch = self._ensure_branch(rec["branch_id"])
+            at = by_source_id.get(rec.get("parent_event_id"))
+            if at is None or on_branch.get(at) != branch:
+                at = None
+                if "parent_event_id" in rec:
+                    native["parent_event_id"] = rec["parent_event_id"]
+                    self.ledger.add("checkpoints[].parent_event_id", *ref)
+            self.ledger.add("+checkpoint-contexts", *ref)
+            out.append(ir.Context(id=cid, branch_id=branch, at_event_id=at, purpose="summary",
+                                  fidelity="unknown", native={NAMESPACE: native}))
+        return out
+
+    def _forks(self, branches: list[ir.Branch], events: list[ir.Event]) -> None:
+        """Turn parent_branch_id into a fork; the divergence point is inferred from sequences."""
+        seq_of = {ev.id: ev.native.get(NAMESPACE, {}).get("sequence") for ev in events}
+        latest: dict[str, tuple[list[int], list[str]]] = {}  # parent -> sorted seqs, last record up to each
+        for b in branches:
+            native = b.native.get(NAMESPACE, {})
+            if "parent" not in native:
+                continue
+            parent = self._ensure_branch(native.pop("parent"))
+            own = [s for s in map(seq_of.get, b.event_ids) if s is not None]
+            point = None
+            if own:
+                if parent not in latest:
+                    latest[parent] = _latest_by_sequence(self.branch_events[parent], seq_of)
+                seqs, last = latest[parent]
+                k = bisect.bisect_left(seqs, min(own))  # the parent's records numbered below the branch's first
+                point = last[k - 1] if k else None
+            self.ledger.add("+fork-point-inferred" if point else "+fork-point-unknown", "branch", b.id)
+            b.fork = ir.Fork(session_id=self.sid, capture_id=self._capture_id(), branch_id=parent,
+                             event_id=point, inclusive=point is not None)
+
+    # -- resources --------------------------------------------------------------------------
+
+    def _native_states(self) -> list[ir.Resource]:
+        out = []
+        for rec in self.raw.get("native_states") or ():
+            rid = self.resource_ids.claim(rec["state_id"], "native-state")
+            ref = ("resource", rid)
+            native = self._native(rec, ref, "native_states", ("provider", "kind", "portable", "created_at"))
+            if rid != rec["state_id"]:
+                native["state_id"] = rec["state_id"]
+                self.ledger.add("native_states[].state_id", *ref)
+            res = ir.Resource(id=rid, media_type="application/json", purpose="native", availability="unavailable",
+                              native={NAMESPACE: native})
+            if "payload" in rec:
+                text = _json_text(rec["payload"])
+                res.availability = "embedded"
+                res.text = text
+                res.bytes, res.sha256 = _size_digest(text.encode())
+            else:
+                res.explanation = "The export lists this native state without its payload."
+                self.ledger.add("+native-state-without-payload", *ref)
+            out.append(res)
+        return out
+
+    def _artifacts(self) -> list[ir.Resource]:
+        out = []
+        for rec in self.raw.get("artifacts") or ():
+            rid = self.resource_ids.claim(rec["artifact_id"], "artifact")
+            ref = ("resource", rid)
+            native = self._native(rec, ref, "artifacts", ("kind", "metadata", "created_at", "branch_id"))
+            if rid != rec["artifact_id"]:
+                native["artifact_id"] = rec["artifact_id"]
+                self.ledger.add("artifacts[].artifact_id", *ref)
+            if "run_id" in rec:
+                native["run_id"] = rec["run_id"]
+                self.ledger.add("artifacts[].run_id", *ref)
+            res = ir.Resource(
+                id=rid, media_type="application/octet-stream", purpose="artifact", availability="unavailable",
+                original_location=rec["path"],
+                explanation="The export records this artifact's path and metadata only; its content was not exported.",
+                native={NAMESPACE: native},
+            )
+            self.ledger.add("artifacts[].path", *ref)
+            size, sha = rec.get("size_bytes"), rec.get("sha256")
+            if isinstance(size, int):
+                res.bytes = size
+            elif "size_bytes" in rec:
+                native["size_bytes"] = size
+            if isinstance(sha, str) and _is_sha256(sha):
+                res.sha256 = sha
+            elif "sha256" in rec:
+                native["sha256"] = sha
+                self.ledger.add("artifacts[].sha256", *ref)
+            out.append(res)
+        return out
+
+    # -- participants, capture, lineage, coverage -------------------------------------------
+
+    def _participants(self) -> list[ir.Participant]:
+        wanted = [ROLE_ACTORS[r] for r in ("user", "assistant", "tool") if r in self.roles]
+        if self.runs and "assistant" not in self.roles:
+            wanted.append(ROLE_ACTORS["assistant"])
+        if self.uses_runtime:
+            wanted.append(RUNTIME)
+        wanted.sort(key=lambda p: ("user", "assistant", "tool", "runtime").index(p[0]))
+        out = []
+        for pid, kind in wanted:
+            self.ledger.add("+participants", "participant", pid)
+            out.append(ir.Participant(id=pid, kind=kind))
+        return out
+
+    def _capture_id(self) -> str:
+        return f"asif-convert:{self.digest[:32]}"
+
+    def _capture(self) -> ir.Capture:
+        raw = self.raw
+        counts = ", ".join(
+            f"{len(raw.get(k) or ())} {k.replace('_', ' ')}"
+            for k in ("messages", "events", "branches", "checkpoints", "native_states", "artifacts")
+        )
+        return ir.Capture(
+            id=self._capture_id(),
+            producer=ir.Producer(name="asif-convert", version=__version__),
+            consistency="unknown",
+            boundary=(
+                f"Translation of one agent-continuity export of session {self.sid!r} "
+                f"(sha256 {self.digest}): {counts}. Only what the export contains is included; "
+                "the runtime's own state beyond the export was not observed."
+            ),
+        )
+
+    def _lineage(self, events: list[ir.Event]) -> list[ir.Lineage]:
+        # A translation entry must name the last source event included; an export with no
+        # messages or events cannot name one, so it carries no lineage entry.
+        records = [ev for ev in events if NAMESPACE in ev.native]
+        if not records:
+            return []
+        last = records[-1]
+        return [ir.Lineage(relation="translation", session_id=self.sid,
+                           capture_id=f"agent-continuity-export:sha256:{self.digest}",
+                           event_id=last.native[NAMESPACE].get("id", last.id), inclusive=True)]
+
+
+def _latest_by_sequence(event_ids: list[str], seq_of: dict[str, Any]) -> tuple[list[int], list[str]]:
+    """For a branch's records: their sequence numbers sorted, and for each prefix of that order the
+    record that comes last in the branch, so "last record numbered below N" is one bisection."""
+    numbered = sorted((seq, pos) for pos, e in enumerate(event_ids) if (seq := seq_of.get(e)))
+    seqs, last, best = [], [], -1
+    for seq, pos in numbered:
+        best = max(best, pos)
+        seqs.append(seq)
+        last.append(event_ids[best])
+    return seqs, last
+
+
+def _json_text(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _size_digest(data: bytes) -> tuple[int, str]:
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def _is_sha256(s: str) -> bool:
+    return len(s) == 64 and all(c in "0123456789abcdef" for c in s)

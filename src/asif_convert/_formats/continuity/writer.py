@@ -1,0 +1,266 @@
+"""IR document -> agent-continuity export (JSON values).
+
+Maps what continuity can express. Records that came from a continuity export get their
+continuity-only fields back from ``native[NAMESPACE]``; anything else continuity cannot hold is
+left to the residual (see ``residual.py``), which is computed from the difference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from asif_convert import ir
+from asif_convert._codec import Codec
+from asif_convert._formats.continuity import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects
+
+ROLES = ("user", "assistant", "tool")
+# the continuity-only fields a resource read from a native state or an artifact always carries
+_STATE_FIELDS = {"provider", "kind", "portable"}
+_ARTIFACT_FIELDS = {"branch_id", "kind", "metadata", "created_at"}
+
+
+def write(doc: ir.Document, codec: Codec) -> dict[str, Any]:
+    return _Writer(doc, codec).export()
+
+
+def _nat(node: ir.Node) -> dict[str, Any] | None:
+    return node.native.get(NAMESPACE)
+
+
+class _Writer:
+    def __init__(self, doc: ir.Document, codec: Codec) -> None:
+        self.doc = doc
+        self.codec = codec
+        self.sid = doc.session.id
+        # IR id -> continuity id, where a collision renamed it on the way in
+        self.branch_ids = {b.id: (_nat(b) or {}).get("branch_id", b.id) for b in doc.branches}
+        self.event_ids = {e.id: (_nat(e) or {}).get("id", e.id) for e in doc.events}
+        self.home: dict[str, str] = {}  # event id -> the first branch listing it
+        for b in doc.branches:
+            for eid in b.event_ids:
+                self.home.setdefault(eid, b.id)
+        self.events_by_id = {e.id: e for e in doc.events}
+        self.resources_by_id = {r.id: r for r in doc.resources}
+        # events that a dialect split out of one message, other than the first (which writes it)
+        self.grouped = {m for e in doc.events if "members" in (_nat(e) or {})
+                        for m in _member_ids(_nat(e)["members"]) if m != e.id}
+
+    def export(self) -> dict[str, Any]:
+        doc = self.doc
+        absent = set((_nat(doc) or {}).get("absent", ()))
+        out: dict[str, Any] = {"format": "agent-continuity-export", "session": self.session()}
+        if "branches" not in absent:
+            out["branches"] = [self.branch(b) for b in doc.branches if not (_nat(b) or {}).get("synthesized")]
+        messages, events = [], []
+        for e in doc.events:
+            if e.id in self.grouped:
+                continue
+            if isinstance(e.body, ir.Message) or "members" in (_nat(e) or {}):
+                messages.append(self.message(e))
+            else:
+                events.append(self.event(e))
+        out["messages"], out["events"] = messages, events
+        out["checkpoints"] = [self.checkpoint(c) for c in doc.contexts]
+        states, artifacts = [], []
+        for r in doc.resources:  # only resources that came from the export have a continuity home
+            n = _nat(r) or {}
+            if r.purpose == "native" and _STATE_FIELDS <= n.keys() and (state := self.native_state(r, n)):
+                states.append(state)
+            elif r.purpose == "artifact" and r.original_location is not ir.UNSET and _ARTIFACT_FIELDS <= n.keys():
+                artifacts.append(self.artifact(r, n))
+        for key, records in (("native_states", states), ("artifacts", artifacts)):
+            if key not in absent:
+                out[key] = records
+        return out
+
+    # -- records ----------------------------------------------------------------------------
+
+    def session(self) -> dict[str, Any]:
+        s = self.doc.session
+        n = _nat(s) or {}
+        first_branch = next(iter(self.branch_ids.values()), "main")
+        out = {
+            "session_id": s.id,
+            "title": s.title if s.title is not ir.UNSET else "",
+            "status": n.get("status", "active"),
+            "active_branch_id": n.get("active_branch_id", first_branch),
+        }
+        if "metadata" in n:
+            out["metadata"] = n["metadata"]
+        return out
+
+    def branch(self, b: ir.Branch) -> dict[str, Any]:
+        n = _nat(b) or {}
+        out: dict[str, Any] = {"branch_id": self.branch_ids[b.id], "session_id": n.get("session_id", self.sid)}
+        if b.fork is not ir.UNSET:
+            out["parent_branch_id"] = self.branch_ids.get(b.fork.branch_id, b.fork.branch_id)
+        elif "parent_branch_id" in n:
+            out["parent_branch_id"] = n["parent_branch_id"]
+        times = [t for t in (self._time(e) for e in b.event_ids) if t]
+        out["name"] = n.get("name", b.id)
+        out["status"] = n.get("status", "active")
+        out["metadata"] = n.get("metadata", {})
+        # Continuity requires both timestamps; without a source value the branch's own event
+        # times are the closest evidence, and "unknown" says there is none.
+        out["created_at"] = n.get("created_at", times[0] if times else "unknown")
+        out["updated_at"] = n.get("updated_at", times[-1] if times else "unknown")
+        return out
+
+    def message(self, ev: ir.Event) -> dict[str, Any]:
+        n = _nat(ev)
+        out = self._common(ev, n, "message_id")
+        group = self._group(ev, n)
+        role = group[0] if group else ev.body.role
+        out["role"] = role if role in ROLES else "user"
+        out["status"] = (n or {}).get("status", "complete")
+        text, content = group[1:] if group else self._parts(ev.body.parts)
+        if content is not _NONE:
+            out["content_json"] = content
+        out["text_content"] = text
+        for key in ("provider_message_id", "idempotency_key"):
+            if n and key in n:
+                out[key] = n[key]
+        out["sequence"] = (n or {}).get("sequence", ev.sequence + 1)
+        return self._tail(ev, n, out)
+
+    def event(self, ev: ir.Event) -> dict[str, Any]:
+        n = _nat(ev)
+        out = self._common(ev, n, "event_id")
+        if n is None:
+            out["sequence"] = ev.sequence + 1
+        elif "sequence" in n:
+            out["sequence"] = n["sequence"]
+        body = ev.body
+        value = getattr(body, "value", None)
+        if (isinstance(body, ir.Extension) and body.type == EVENT_TYPE and not body.interpretation_required
+                and isinstance(value, dict) and value.keys() == {"event_type", "payload"}
+                and isinstance(value["payload"], dict) and not body.unknown):
+            out["event_type"], out["payload"] = value["event_type"], value["payload"]
+        else:
+            # An ASIF event continuity has no kind for: carried whole, less what the record holds.
+            out["event_type"] = f"asif.{ev.kind}"
+            out["payload"] = self.codec.dump_envelope(ev)
+        if n and "idempotency_key" in n:
+            out["idempotency_key"] = n["idempotency_key"]
+        return self._tail(ev, n, out)
+
+    def checkpoint(self, ctx: ir.Context) -> dict[str, Any]:
+        n = _nat(ctx) or {}
+        out: dict[str, Any] = {
+            "checkpoint_id": n.get("checkpoint_id", ctx.id),
+            "session_id": n.get("session_id", self.sid),
+            "branch_id": self.branch_ids.get(ctx.branch_id, ctx.branch_id),
+        }
+        if "parent_event_id" in n:
+            out["parent_event_id"] = n["parent_event_id"]
+        elif ctx.at_event_id is not None:
+            out["parent_event_id"] = self.event_ids.get(ctx.at_event_id, ctx.at_event_id)
+        out["summary"] = n.get("summary", {})
+        for key in ("token_estimate", "created_by", "created_at"):
+            if key in n:
+                out[key] = n[key]
+        return out
+
+    def native_state(self, r: ir.Resource, n: dict[str, Any]) -> dict[str, Any] | None:
+        """The native state a resource came from; None when its text is no longer JSON (an edit),
+        which leaves the resource to the residual."""
+        out: dict[str, Any] = {"state_id": n.get("state_id", r.id), "session_id": n.get("session_id", self.sid),
+                               "provider": n["provider"], "kind": n["kind"]}
+        if r.text is not ir.UNSET:
+            try:
+                out["payload"] = msgspec.json.decode(r.text)
+            except msgspec.DecodeError:
+                return None
+        out["portable"] = n["portable"]
+        if "created_at" in n:
+            out["created_at"] = n["created_at"]
+        return out
+
+    def artifact(self, r: ir.Resource, n: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"artifact_id": n.get("artifact_id", r.id), "session_id": n.get("session_id", self.sid)}
+        if "run_id" in n:
+            out["run_id"] = n["run_id"]
+        out.update(branch_id=n["branch_id"], kind=n["kind"], path=r.original_location)
+        for key, value in (("sha256", r.sha256), ("size_bytes", r.bytes)):
+            if value is not ir.UNSET:
+                out[key] = value
+            elif key in n:
+                out[key] = n[key]
+        out.update(metadata=n["metadata"], created_at=n["created_at"])
+        return out
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _group(self, ev: ir.Event, n: dict[str, Any] | None) -> tuple[str, str, Any] | None:
+        """(role, text_content, content_json) of a message a dialect split into events, rebuilt
+        from those events; None when it was not split (or an edit removed one of its events)."""
+        members = (n or {}).get("members")
+        if members is None:
+            return None
+        try:
+            events = {k: [self.events_by_id[i] for i in members[k]] for k in ("call", "result")}
+            message = self.events_by_id[members["msg"]] if members["msg"] else None
+            resources = [self.resources_by_id[r] for r in members["res"]]
+        except KeyError:
+            return None
+        pieces = {
+            "msg": [self.codec.dump_body(message.body)] if message else [],
+            "call": [self.codec.dump_body(e.body) for e in events["call"]],
+            "result": [self.codec.dump_body(e.body) for e in events["result"]],
+            "res": [self.codec.dump(r) for r in resources],
+        }
+        group = ([message] if message else []) + events["call"] + events["result"]
+        texts = "".join(p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart))
+        role = n.get("role") or message.body.role
+        return role, n.get("text_content", texts), dialects.fill(n["template"], pieces)
+
+    def _time(self, event_id: str) -> str | None:
+        ev = self.events_by_id.get(event_id)
+        return ev.time if ev is not None and ev.time is not ir.UNSET else None
+
+    def _common(self, ev: ir.Event, n: dict[str, Any] | None, id_field: str) -> dict[str, Any]:
+        n = n or {}
+        out: dict[str, Any] = {id_field: self.event_ids[ev.id], "session_id": n.get("session_id", self.sid)}
+        if ev.execution_id is not ir.UNSET:
+            out["run_id"] = ev.execution_id
+        elif "run_id" in n:
+            out["run_id"] = n["run_id"]
+        home = self.home.get(ev.id)
+        if home is not None and not n.get("branch_id_absent"):
+            out["branch_id"] = self.branch_ids[home]
+        return out
+
+    @staticmethod
+    def _tail(ev: ir.Event, n: dict[str, Any] | None, out: dict[str, Any]) -> dict[str, Any]:
+        if n and "sha256" in n:
+            out["sha256"] = n["sha256"]
+        if ev.time is not ir.UNSET:
+            out["created_at"] = ev.time
+        return out
+
+    def _parts(self, parts: list[ir.Part]) -> tuple[str, Any]:
+        """(text_content, content_json): the continuity shape when the parts have it, else the
+        ASIF parts verbatim in content_json under the ``asif.parts/1`` key."""
+        first = parts[0] if parts else None
+        if isinstance(first, ir.TextPart) and _plain(first) and first.media_type is ir.UNSET:
+            rest = parts[1:]
+            if not rest:
+                return first.text, _NONE
+            if (len(rest) == 1 and isinstance(rest[0], ir.StructuredPart) and rest[0].schema == CONTENT_SCHEMA
+                    and _plain(rest[0])):
+                return first.text, rest[0].value
+        text = "\n".join(p.text for p in parts if isinstance(p, ir.TextPart))
+        return text, {ASIF_PARTS: [self.codec.dump_part(p) for p in parts]}
+
+
+_NONE = object()
+
+
+def _member_ids(members: dict[str, Any]) -> list[str]:
+    return [i for i in (members["msg"], *members["call"], *members["result"]) if i]
+
+
+def _plain(node: ir.Node) -> bool:
+    return not node.unknown and not node.native

@@ -1,0 +1,187 @@
+"""Bytes in, bytes out: strict decoding with errors people can act on, resource limits checked
+before expensive work, deterministic encoding, and atomic writes."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from asif_convert._errors import InvalidInput, OutputError, Problem, UsageError
+from asif_convert._limits import Limits, check_size, check_value, deep_nesting_problem, huge_integer_problem
+
+_decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
+
+_CHUNK = 8 * 1024 * 1024
+_JSON_START = frozenset(b'{["-0123456789tfn')  # the first byte of any JSON value
+_WHITESPACE = b" \t\r\n"
+
+
+def decode(data: bytes, source: str = "<input>", limits: Limits | None = None) -> Any:
+    """Decode one JSON document, refusing (``InvalidInput``, naming the path and the reason)
+    what JSON forbids and what ``limits`` does not allow."""
+    limits = limits or Limits()
+    check_size(len(data), limits, source)
+    problem = _encoding_problem(data)
+    if problem is not None:
+        raise InvalidInput([problem], source)
+    try:
+        doc = _decoder.decode(data)
+    except RecursionError:
+        raise InvalidInput([deep_nesting_problem(data, limits)], source) from None
+    except msgspec.DecodeError as exc:
+        raise InvalidInput([_syntax_problem(data, str(exc))], source) from None
+    check_value(data, doc, limits, source)
+    return doc
+
+
+def _json_problem(message: str, path: str = "") -> Problem:
+    return Problem(rule="json", path=path, message=message)
+
+
+def _encoding_problem(data: bytes) -> Problem | None:
+    if data.startswith(b"\xef\xbb\xbf"):
+        return _json_problem("the file starts with a UTF-8 byte-order mark; JSON documents must not "
+                             "(save it as UTF-8 without BOM)")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or 2 <= data[:4].count(0) <= 3:  # ASCII in UTF-16/32
+        return _json_problem("the file is UTF-16 or UTF-32 (it has a UTF-16 byte-order mark or NUL bytes); "
+                             "JSON documents must be UTF-8")
+    if not data or data.isspace():  # no copy of a large input just to test it
+        return _json_problem("the file is empty; expected a JSON object")
+    return None
+
+
+_AT_BYTE = re.compile(r"\s*\(byte (\d+)\)$")
+
+
+def _syntax_problem(data: bytes, message: str) -> Problem:
+    """msgspec's message, with a line and column, in words a person editing the file can use."""
+    if message.startswith("Integer value out of range"):  # more digits than Python converts
+        return huge_integer_problem(data)
+    if message == "Input data was truncated":
+        return _json_problem(f"not valid JSON: the file ends in the middle of a value ({_where(data, len(data))}); "
+                             "is it truncated?")
+    if message == "Invalid UTF-8 encoded string":
+        try:
+            data.decode("utf-8")
+            offset = len(data)
+        except UnicodeDecodeError as exc:
+            offset = exc.start
+        return _json_problem(f"not valid UTF-8 ({_where(data, offset)}); JSON documents must be UTF-8")
+    match = _AT_BYTE.search(message)
+    if match is None:
+        return _json_problem(f"not valid JSON: {message}")
+    offset = int(match[1])
+    reason = message[: match.start()].removeprefix("JSON is malformed: ")
+    if data.startswith((b"NaN", b"Infinity", b"-Infinity", b"+"), offset):
+        reason = "NaN, Infinity and +numbers are not JSON (write null, or the number as a string)"
+    return _json_problem(f"not valid JSON ({_where(data, offset)}): {reason}")
+
+
+def _where(data: bytes, offset: int) -> str:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}, byte {offset}"
+
+
+def encode(doc: Any, *, compact: bool = False) -> bytes:
+    """Deterministic: key order is the order the writers build, never sorted by chance."""
+    data = _encoder.encode(doc)
+    if not compact:
+        data = msgspec.json.format(data, indent=2)
+    return data + b"\n"
+
+
+def read_input(path: str, limits: Limits | None = None) -> tuple[bytes, str]:
+    """Read the file the user named (``-`` is stdin); returns the bytes and a display name.
+
+    A regular file larger than ``limits.max_bytes`` is refused before a byte is read; a stream
+    (stdin, a pipe, a device) is read up to the limit, and reading stops early when the first
+    bytes cannot begin a JSON document (so ``/dev/zero`` is refused at once)."""
+    limits = limits or Limits()
+    if path == "-":
+        return _read_stream(sys.stdin.buffer, limits, "<stdin>"), "<stdin>"
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISREG(st.st_mode):
+                check_size(st.st_size, limits, path)
+                return fh.read(limits.max_bytes + 1), path
+            return _read_stream(fh, limits, path), path
+    except OSError as exc:
+        raise InvalidInput([Problem(rule="io", path="", message=f"cannot read: {exc.strerror}")], path) from None
+
+
+def _read_stream(fh: IO[bytes], limits: Limits, name: str) -> bytes:
+    chunks: list[bytes] = []
+    size, started = 0, False
+    while chunk := fh.read(min(_CHUNK, limits.max_bytes + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        check_size(size, limits, name)  # over by one byte: refused, reading stops
+        if not started and (head := b"".join(chunks).lstrip(_WHITESPACE)[:1]):
+            started = True
+            if head[0] not in _JSON_START:
+                break  # cannot be JSON: decode() says why, from these first bytes
+    return b"".join(chunks)
+
+
+def check_paths(input_path: str, *outputs: str | os.PathLike | None) -> None:
+    """Refuse (``UsageError``) to write over the input, or twice to one file: an output that
+    is the input file itself (through a link or not) would replace the user's input."""
+    named = [("the input", input_path)] if input_path != "-" else []
+    named += [("an output", str(o)) for o in outputs if o is not None and str(o) != "-"]
+    for i, (_, path) in enumerate(named):
+        for other_what, other in named[:i]:
+            if _same_file(path, other):
+                raise UsageError(f"{path} is also {other_what} ({other}); choose another output path "
+                                 "(asif-convert never writes over its input)")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()  # read once, at import: os.umask can only be read by setting it
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write atomically: a temp file in the target folder, then rename; ``-`` is stdout.
+
+    A symbolic link at ``path`` is replaced by the file (its target is never written); the
+    folder is the one ``path`` names, links included."""
+    if path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # a temp file is private; the output is not
+        os.replace(tmp, target)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
+        raise

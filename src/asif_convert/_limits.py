@@ -1,0 +1,296 @@
+"""Limits for untrusted input, and the checks on decoded JSON that msgspec does not make.
+
+Order of work for one input (see ``jsonio.read_input`` and ``jsonio.decode``):
+
+1. **size**: a regular file's size is checked from ``fstat`` before a byte is read; a stream
+   (stdin, a pipe, a device) is read only up to ``max_bytes`` + 1 bytes.
+2. **syntax**: msgspec decodes (strict UTF-8, no NaN/Infinity; its own recursion guard turns
+   absurd nesting into an error, never a crash).
+3. **value checks**, before any schema validation or conversion (:func:`check_value`):
+   nesting depth, integers beyond ±(2^53 − 1), string length, duplicate object keys.
+
+The value checks run at C speed: a breadth-first walk whose per-level work is
+``gc.get_referents`` / ``map`` / ``itertools.compress`` (no Python code per value), and, for
+duplicate keys, a comparison of the ``:`` count of the input with that of msgspec's re-encoding
+of what it decoded (a dropped duplicate always removes at least one ``:``). Only when a check
+fails is a slower exact pass made, to name the JSON path.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from dataclasses import dataclass
+from itertools import chain, compress
+from typing import Any
+
+import msgspec
+
+from asif_convert._errors import InvalidInput, Problem, pointer
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader holds exactly (I-JSON, RFC 7493)
+
+# The deepest nesting asif-convert can be asked to accept. Its own code recurses on free-form
+# JSON (one or two Python frames per level); tests prove conversions in both directions at this
+# depth, with room left under Python's default recursion limit (1000) for the caller's stack.
+DEPTH_CEILING = 400
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What asif-convert agrees to read. The defaults fit real sessions and refuse abuse:
+
+    - ``max_bytes`` (512 MiB): the largest sessions we know of are a few hundred MB; a
+      conversion holds the input, its decoded form and the output at once (several times the
+      file size), so the default caps memory at a few GB.
+    - ``max_depth`` (256): real sessions nest 10-20 levels (the 200 MB benchmark sessions: 11);
+      tool arguments and payloads rarely exceed 30. 256 leaves ample room, and room for the
+      ~15 levels a conversion adds (a continuity residual holds ASIF values a few levels down).
+    - ``max_string`` (64 MiB, in characters): the longest legitimate strings are inline
+      base64 attachments; 64 MiB holds a 48 MB file, more than the inline limits of the
+      Anthropic and OpenAI APIs (a 32 MB PDF is 43 MB of base64).
+    """
+
+    max_bytes: int = 512 * MiB
+    max_depth: int = 256
+    max_string: int = 64 * MiB
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes", "max_depth", "max_string"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if self.max_depth > DEPTH_CEILING:
+            raise ValueError(f"max_depth {self.max_depth} is above {DEPTH_CEILING}, the deepest nesting "
+                             "asif-convert can convert safely")
+
+
+_SIZE = re.compile(r"\s*(\d+)\s*(?:([kmg])i?b?)?\s*", re.IGNORECASE)
+_UNITS = {None: 1, "k": KiB, "m": MiB, "g": GiB}
+
+
+def parse_size(text: str | int) -> int:
+    """``"512M"``, ``"64MiB"``, ``"1g"``, ``"1000"`` -> bytes (units are powers of 1024)."""
+    if isinstance(text, int):
+        return text
+    match = _SIZE.fullmatch(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a size (a number of bytes, optionally with K, M or G)")
+    return int(match[1]) * _UNITS[match[2].lower() if match[2] else None]
+
+
+def limit_problem(path: str, message: str) -> Problem:
+    return Problem(rule="limit", path=path, message=message)
+
+
+def check_size(size: int, limits: Limits, source: str) -> None:
+    if size > limits.max_bytes:
+        raise InvalidInput([limit_problem("", f"the input is {size:,} bytes, more than the limit of "
+                                              f"{limits.max_bytes:,} (--max-bytes)")], source)
+
+
+# -- checks on the decoded value --------------------------------------------------------------------
+
+_IS_CONTAINER = frozenset({dict, list}).__contains__
+_IS_DICT = frozenset({dict}).__contains__
+_IS_STR = frozenset({str}).__contains__
+_IS_INT = frozenset({int}).__contains__  # bool is its own type: not counted
+
+
+def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
+    """Refuse ``doc`` (decoded from ``data``) when it is nested too deeply, holds an integer
+    beyond ±(2^53 − 1) or a string longer than the limit, or when ``data`` has an object with
+    a key twice. Raises ``InvalidInput`` naming the JSON path."""
+    # A string of n characters takes at least n bytes of the file: a small file cannot hold one.
+    strings = len(data) > limits.max_string
+    found = _walk(doc, limits, strings)
+    if found is not None:
+        raise InvalidInput([_locate(doc, found, limits)], source)
+    if _may_have_duplicates(data, doc):
+        problem = _slow_find(data)
+        if problem is not None:
+            raise InvalidInput([problem], source)
+
+
+def _walk(doc: Any, limits: Limits, strings: bool) -> str | None:
+    """Breadth-first over the containers, one level per step; returns what is wrong, if anything."""
+    frontier = [doc]
+    depth = -1  # the root value is level 0; the root container holds level 1
+    while frontier:
+        types = list(map(type, frontier))
+        ints = list(compress(frontier, map(_IS_INT, types)))
+        if ints and (max(ints) > MAX_SAFE_INTEGER or min(ints) < -MAX_SAFE_INTEGER):
+            return "integer"
+        if strings:
+            dicts = compress(frontier, map(_IS_DICT, types))
+            texts = chain(compress(frontier, map(_IS_STR, types)), chain.from_iterable(dicts))
+            if max(map(len, texts), default=0) > limits.max_string:
+                return "string"
+        containers = list(compress(frontier, map(_IS_CONTAINER, types)))
+        if not containers:
+            return None
+        depth += 1
+        if depth >= limits.max_depth:
+            return "depth"
+        frontier = gc.get_referents(*containers)  # list items and dict values (dict keys: see above)
+    return None
+
+
+def _locate(doc: Any, what: str, limits: Limits) -> Problem:
+    """The first value (depth-first, in document order) that fails check ``what``, as a Problem."""
+    stack: list[tuple[Any, tuple]] = [(doc, ())]
+    while stack:
+        value, path = stack.pop()
+        kind = type(value)
+        if what == "depth" and kind in (dict, list) and len(path) == limits.max_depth:
+            return limit_problem(pointer(*path), f"arrays and objects are nested more than {limits.max_depth} levels "
+                                                 f"deep here (--max-depth {limits.max_depth})")
+        if what == "integer" and kind is int and abs(value) > MAX_SAFE_INTEGER:
+            return Problem(rule="json", path=pointer(*path), message=_integer_message(value))
+        if what == "string" and kind is str and len(value) > limits.max_string:
+            return limit_problem(pointer(*path), f"a string of {len(value):,} characters, more than the limit of "
+                                                 f"{limits.max_string:,} (--max-string)")
+        if kind is dict:
+            if what == "string":
+                for key in value:
+                    if len(key) > limits.max_string:
+                        return limit_problem(pointer(*path), f"this object has a key of {len(key):,} characters, "
+                                                             f"more than the limit of {limits.max_string:,} "
+                                                             "(--max-string)")
+            stack.extend((v, (*path, k)) for k, v in reversed(value.items()))
+        elif kind is list:
+            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
+    return limit_problem("", f"the input breaks the {what} limit")  # unreachable: _walk found one
+
+
+def _integer_message(value: int | None) -> str:
+    if value is None or value.bit_length() > 200:  # never print (or even convert) a huge number
+        digits = "more than 4300" if value is None else f"about {int(value.bit_length() * 0.30103) + 1}"
+        shown = f"of {digits} digits"
+    else:
+        shown = str(value)
+    return (f"the integer {shown} is beyond ±(2^53 − 1) = ±{MAX_SAFE_INTEGER}: readers that hold numbers "
+            "as doubles would silently round it, which ASIF forbids; write it as a string")
+
+
+def _may_have_duplicates(data: bytes, doc: Any) -> bool:
+    """Whether some object of ``data`` has a key twice (msgspec silently keeps the last).
+
+    Every ``:`` of ``data`` is either a member separator or inside a string; msgspec writes the
+    strings it decoded back with their ``:`` as is, so without duplicates the re-encoding has
+    exactly as many, and with one it has fewer (the dropped member's separator, at least). An
+    escaped colon (``\\u003a``) decodes to a ``:`` the input does not show, so those are counted
+    as well."""
+    colons = data.count(b":")
+    if b"\\u003" in data:  # count escaped colons too (an over-count only sends us to the exact check)
+        colons += data.count(b"\\u003a") + data.count(b"\\u003A")
+    return colons > 0 and msgspec.json.encode(doc).count(b":") != colons
+
+
+class _Duplicated(dict):
+    key: str = ""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            dup = _Duplicated(obj)
+            dup.key = key
+            return dup
+        seen.add(key)
+    return obj  # pragma: no cover
+
+
+class _Huge:
+    """An integer too long for Python to convert (more than 4300 digits), as the slow parse sees it."""
+
+
+def _integer(text: str) -> int | _Huge:
+    return _Huge() if len(text) > 4000 else int(text)
+
+
+def _slow_find(data: bytes) -> Problem | None:
+    """The exact (and slower: a Python hook per object) search for a duplicate key or a huge
+    integer, with its path; run only when the fast checks say there is one."""
+    try:
+        doc = json.loads(data, object_pairs_hook=_pairs, parse_int=_integer)
+    except (ValueError, RecursionError):  # malformed further on: the caller reports what msgspec said
+        return None
+    stack: list[tuple[Any, tuple]] = [(doc, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Huge):
+            return Problem(rule="json", path=pointer(*path), message=_integer_message(None))
+        if isinstance(value, _Duplicated):
+            return Problem(rule="json", path=pointer(*path, value.key),
+                           message=f"the key {value.key!r} appears more than once in this object; JSON readers "
+                                   "disagree on which value counts, so asif-convert will not guess")
+        if isinstance(value, dict):
+            stack.extend((v, (*path, k)) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def huge_integer_problem(data: bytes) -> Problem:
+    """For an integer msgspec refused as out of range (more digits than Python converts)."""
+    return _slow_find(data) or Problem(rule="json", path="", message=_integer_message(None))
+
+
+# -- nesting too deep for the decoder itself ---------------------------------------------------
+
+_TOKEN = re.compile(rb'[\[\]{}"\\]')
+
+
+def deep_nesting_problem(data: bytes, limits: Limits) -> Problem:
+    """For input whose nesting exceeded the decoder's recursion guard: the JSON path where it
+    first passes ``max_depth`` (a scan of the bytes up to that point, then a decode of that
+    prefix closed off), or the whole document when that cannot be told."""
+    message = (f"arrays and objects are nested more than {limits.max_depth} levels deep here "
+               f"(--max-depth {limits.max_depth})")
+    stack = bytearray()
+    in_string = False
+    pos = 0
+    while (match := _TOKEN.search(data, pos)) is not None:
+        char, pos = data[match.start()], match.end()
+        if in_string:
+            if char == 0x5C:  # backslash: skip the escaped character
+                pos += 1
+            elif char == 0x22:
+                in_string = False
+        elif char == 0x22:
+            in_string = True
+        elif char in b"[{":
+            stack.append(char)
+            if len(stack) > limits.max_depth:
+                return limit_problem(_last_path(data[: match.start()], stack[:-1], limits.max_depth), message)
+        elif char in b"]}" and stack:
+            stack.pop()
+    return limit_problem("", f"arrays and objects are nested too deeply to decode (--max-depth {limits.max_depth})")
+
+
+def _last_path(prefix: bytes, open_brackets: bytearray, depth: int) -> str:
+    closers = bytes(0x5D if c == 0x5B else 0x7D for c in reversed(open_brackets))
+    try:
+        node = msgspec.json.decode(prefix + b"null" + closers)
+    except (msgspec.DecodeError, RecursionError):
+        return ""
+    path: list[str | int] = []
+    for _ in range(depth):
+        if isinstance(node, dict) and node:
+            key = next(reversed(node))
+            path.append(key)
+            node = node[key]
+        elif isinstance(node, list) and node:
+            path.append(len(node) - 1)
+            node = node[-1]
+        else:
+            return ""
+    return pointer(*path)

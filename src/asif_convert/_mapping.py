@@ -1,0 +1,62 @@
+"""The declarative mapping tables in ``mappings/``: one source of truth for where each field goes
+and which loss it produces. The converter takes its loss vocabulary from here."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from asif_convert._resources import mapping_path
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    kind: str
+    scope: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class MappingTable:
+    name: str
+    meta: dict[str, Any]
+    kinds: dict[str, str]  # loss kind -> what it means
+    fields: dict[str, dict[str, Any]]  # source field path -> {target, rule, loss?, ...}
+    derived: dict[str, dict[str, Any]]  # records synthesized on the target side
+
+    def loss(self, key: str) -> LossSpec:
+        """The loss a field (``messages[].status``) or a derived record (``+participants``) produces.
+
+        Where an entry names no kind or scope, the table's ``meta.loss`` and the scope of the
+        field's top-level collection (``meta.scopes``) apply."""
+        entry = self.derived[key[1:]] if key.startswith("+") else self.fields[key]
+        root = key.lstrip("+").split(".")[0].split("[")[0]
+        scope = entry.get("scope") or self.meta.get("scopes", {}).get(root, "conversation")
+        return LossSpec(kind=entry.get("loss") or self.meta.get("loss", "unmapped_field"), scope=scope,
+                        explanation=entry.get("explanation") or f"no {self.meta.get('to', 'target')} field holds it.")
+
+
+@cache
+def load_table(name: str) -> MappingTable:
+    """A built-in table of ``mappings/`` by name (``continuity-to-asif``)."""
+    return load_mapping(mapping_path(f"{name}.toml"))
+
+
+def load_mapping(path: str | os.PathLike[str]) -> MappingTable:
+    """A mapping table from a TOML file (how plugins bring their own loss vocabulary)."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        raw = tomllib.load(fh)
+    name = path.name.removesuffix(".toml")
+    return MappingTable(
+        name=name,
+        meta=raw.get("meta", {}),
+        kinds=raw.get("kinds", {}),
+        fields=raw.get("fields", {}),
+        derived=raw.get("derived", {}),
+    )
+

@@ -1,0 +1,123 @@
+"""The conversion pipeline: bytes -> reader -> IR -> writer -> bytes, validated at both edges."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asif_convert import _jsonio as jsonio
+from asif_convert import ir
+from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem
+from asif_convert._limits import Limits
+from asif_convert._registry import detect, get, namespaces
+from asif_convert._validation.files import path_resource_problems
+from asif_convert.plugin import Context, Format, Options
+
+# Problems a conversion can never work around; the rest (referential) become losses unless strict.
+FATAL_RULES = frozenset({"json", "schema", "io", "format"})
+
+
+@dataclass
+class Result:
+    output: bytes
+    document: Any  # the output as JSON values
+    source_format: str
+    target_format: str
+    losses: list[ir.Loss]
+    warnings: list[Problem] = field(default_factory=list)
+
+    def loss_counts(self) -> Counter[str]:
+        return Counter(loss.kind for loss in self.losses)
+
+
+def load(data: bytes, *, source: str | None = None, name: str = "<input>",
+         limits: Limits | None = None) -> tuple[Any, Format]:
+    """Decode bytes (within ``limits``) and pick their format (``source`` forces one)."""
+    raw = jsonio.decode(data, name, limits)
+    fmt = get(source) if source else detect(raw)
+    if fmt is None:
+        raise InvalidInput([_unknown_format(raw)], name)
+    return raw, fmt
+
+
+def _unknown_format(raw: Any) -> Problem:
+    expected = "expected an agent-continuity export (format: agent-continuity-export) or an ASIF session (asif_version)"
+    if not isinstance(raw, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(raw), "a number")
+        return Problem(rule="format", path="", message=f"the document is {kind}, not an object; {expected}")
+    if "format" in raw:
+        return Problem(rule="format", path="/format", message=f"unknown format {str(raw['format'])[:80]!r}; {expected}")
+    return Problem(rule="format", path="", message=f"not a document of any installed format; {expected}")
+
+
+def new_context(options: Options) -> Context:
+    """A conversion's context, knowing the native namespaces of every installed format."""
+    return Context(options=options, namespaces=namespaces())
+
+
+def convert(data: bytes, *, to: str, source: str | None = None, options: Options | None = None,
+            name: str = "<input>", compact: bool = False, limits: Limits | None = None) -> Result:
+    """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure."""
+    options = options or Options()
+    dst = get(to)
+    raw, src = load(data, source=source, name=name, limits=limits)
+    problems = src.validate(raw)
+    fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
+    if fatal:
+        raise InvalidInput(fatal, name)
+
+    ctx = new_context(options)
+    doc = src.read(raw, ctx)
+    del raw  # the decoded input is no longer needed: let it go before the output is built
+    out = dst.write(doc, ctx)
+    del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
+    if options.validate:
+        bad = [p for p in dst.validate(out) if p.severity == "error"]
+        if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:
+            raise InvalidInput(problems, name)  # the input's own problems, carried into the output: not a bug
+        if bad:
+            raise InternalError(f"asif-convert produced an invalid {dst.name} document from {name} "
+                                f"({len(bad)} problems, first {bad[0].render()}); nothing was written. "
+                                "Please report this bug.", bad)
+    losses = ctx.losses()
+    _apply_loss_policy(losses, options, name)
+    return Result(output=jsonio.encode(out, compact=compact), document=out, source_format=src.name,
+                  target_format=dst.name, losses=losses, warnings=problems)
+
+
+def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:
+    refused = Counter(loss.kind for loss in losses
+                      if options.on_loss == "error" or loss.kind in options.fail_on)
+    if refused:
+        raise LossPolicyError(dict(sorted(refused.items())), name)
+
+
+def validate(document: bytes | dict[str, Any], *, format: str | None = None, base_dir: Path | None = None,
+             name: str = "<input>") -> list[Problem]:
+    """Every problem of a document (errors and warnings); [] when it is clean.
+
+    ``format`` forces the format instead of detecting it; ``base_dir`` enables checking
+    embedded ASIF resources stored by path, inside that directory only."""
+    if isinstance(document, bytes | bytearray):
+        try:
+            raw, fmt = load(bytes(document), source=format, name=name)
+        except InvalidInput as exc:
+            return exc.problems
+    else:
+        raw, found = document, get(format) if format else detect(document)
+        if found is None:
+            return [_unknown_format(raw)]
+        fmt = found
+    problems = fmt.validate(raw)
+    if base_dir is not None and fmt.name == "asif" and not any(p.rule == "schema" for p in problems):
+        problems += path_resource_problems(raw, base_dir)
+    return problems
+
+
+def ensure_valid(document: bytes | dict[str, Any], **kwargs: Any) -> None:
+    """Raise ``InvalidInput`` with every error of the document; warnings do not raise."""
+    errors = [p for p in validate(document, **kwargs) if p.severity == "error"]
+    if errors:
+        raise InvalidInput(errors, kwargs.get("name", "<input>"))

@@ -1,0 +1,89 @@
+"""The registry of installed formats: the built-ins, then the entry points of group
+``asif_convert.formats``. Formats never import it; the pipeline, the CLI and batch do.
+
+A plugin that fails to load is reported once, as a warning naming it and its error, and skipped:
+one broken distribution must not take the converter down. Setting ``ASIF_CONVERT_NO_PLUGINS=1``
+loads the built-ins only. Two formats with one name are an error that names both.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+
+from asif_convert._errors import UsageError
+from asif_convert._formats.asif import FORMAT as ASIF
+from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
+from asif_convert.plugin import ENTRY_POINT_GROUP, Format, mapping_tables
+
+BUILTINS: tuple[Format, ...] = (CONTINUITY, ASIF)
+_REQUIRED = ("name", "description", "extension", "detect", "validate", "read", "write")
+
+
+class PluginWarning(UserWarning):
+    """A format plugin could not be loaded and was skipped."""
+
+
+class DuplicateFormatError(UsageError):
+    """Two installed formats claim one name."""
+
+
+@cache
+def registry() -> dict[str, Format]:
+    """Every installed format by name, built-ins first."""
+    found: dict[str, Format] = {}
+    origin: dict[str, str] = {}
+    for fmt in BUILTINS:
+        found[fmt.name], origin[fmt.name] = fmt, "built-in"
+    if os.environ.get("ASIF_CONVERT_NO_PLUGINS"):
+        return found
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        fmt = _load(ep)
+        if fmt is None:
+            continue
+        where = f"plugin {ep.name!r} ({ep.value})"
+        if fmt.name in found:
+            raise DuplicateFormatError(f"two formats are named {fmt.name!r}: {origin[fmt.name]} and {where}; "
+                                       "uninstall one (or set ASIF_CONVERT_NO_PLUGINS=1 to load the built-ins only)")
+        found[fmt.name], origin[fmt.name] = fmt, where
+    return found
+
+
+def _load(ep: EntryPoint) -> Format | None:
+    try:
+        fmt = ep.load()
+        missing = [attr for attr in _REQUIRED if not hasattr(fmt, attr)]
+        if missing:
+            raise TypeError(f"not a format: it has no {', '.join(missing)}")
+        return fmt
+    except Exception as exc:  # whatever a third party's import raises: report it, keep going
+        warnings.warn(f"asif-convert: skipped format plugin {ep.name!r} ({ep.value}): {type(exc).__name__}: {exc}",
+                      PluginWarning, stacklevel=2)
+        return None
+
+
+def get(name: str) -> Format:
+    """The installed format named ``name``; a usage error (exit 2) names the installed ones."""
+    formats = registry()
+    if name not in formats:
+        raise UsageError(f"unknown format {name!r}; installed: {', '.join(sorted(formats))}")
+    return formats[name]
+
+
+def detect(doc: object) -> Format | None:
+    return next((f for f in registry().values() if f.detect(doc)), None)
+
+
+def namespaces() -> frozenset[str]:
+    return frozenset(f.namespace for f in registry().values() if getattr(f, "namespace", None))
+
+
+def loss_kinds() -> dict[str, str]:
+    """Every loss kind the installed formats' mapping tables define, with what it means."""
+    kinds: dict[str, str] = {}
+    for fmt in registry().values():
+        for table in mapping_tables(fmt):
+            kinds.update(table.kinds)
+    return dict(sorted(kinds.items()))

@@ -1,0 +1,105 @@
+"""Event ordering and the causal and supersession graphs.
+
+Both graphs are acyclic exactly when every local edge points to a smaller sequence, so checking
+the edges (rules 22 and 24) is the cycle check; no separate graph walk is needed.
+"""
+
+from __future__ import annotations
+
+from asif_convert._errors import pointer
+from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local
+
+
+def check(ix: Index, report: Report) -> None:
+    sequences(ix, report)
+    causes(ix, report)
+    supersedes(ix, report)
+
+
+def sequences(ix: Index, report: Report) -> None:
+    seen: dict[int, str] = {}
+    previous = None
+    for i, event in enumerate(ix.events):
+        seq = event.get("sequence")
+        if not isinstance(seq, int):
+            continue
+        if seq in seen:
+            report.add(
+                20,
+                pointer("events", i, "sequence"),
+                f"event '{event.get('id')}' reuses sequence {seq} of event '{seen[seq]}'; "
+                "sequence values must be unique",
+            )
+        else:
+            seen[seq] = event.get("id")
+        if previous is not None and seq < previous:
+            report.add(
+                21,
+                pointer("events", i, "sequence"),
+                f"event '{event.get('id')}' has sequence {seq} after sequence {previous}; "
+                "serialize events in ascending sequence order",
+            )
+        previous = seq
+
+
+def causes(ix: Index, report: Report) -> None:
+    for i, event in enumerate(ix.events):
+        seq = event.get("sequence")
+        seen: set[str] = set()
+        for j, ref in enumerate(as_list(event.get("causes"))):
+            if not is_local(ref):
+                continue  # external causes are never resolved locally
+            cause = ref.get("event_id")
+            target = ix.event(cause)
+            if target is None:
+                problem = "which is not in events"
+            elif cause in seen:
+                problem = "more than once"
+            elif not (isinstance(seq, int) and target.get("sequence", seq) < seq):
+                problem = f"whose sequence {target.get('sequence')} is not smaller than {seq}"
+            else:
+                seen.add(cause)
+                continue
+            seen.add(cause)
+            report.add(
+                22,
+                pointer("events", i, "causes", j, "event_id"),
+                f"event '{event.get('id')}' lists cause '{cause}' {problem}",
+            )
+
+
+def supersedes(ix: Index, report: Report) -> None:
+    for i, event in enumerate(ix.events):
+        ref = event.get("supersedes")
+        if not is_local(ref):
+            continue
+        eid, prior_id = event.get("id"), ref.get("event_id")
+        prior = ix.event(prior_id)
+        where = pointer("events", i, "supersedes", "event_id")
+        if prior is None:
+            report.add(24, where, f"event '{eid}' supersedes '{prior_id}', which is not in events")
+            continue
+        seq, prior_seq = event.get("sequence"), prior.get("sequence")
+        if not (isinstance(seq, int) and isinstance(prior_seq, int) and prior_seq < seq):
+            report.add(
+                24,
+                where,
+                f"event '{eid}' (sequence {seq}) supersedes '{prior_id}' (sequence {prior_seq}); "
+                "a correction must come after the event it corrects",
+            )
+        if prior.get("kind") != event.get("kind"):
+            report.add(
+                24,
+                where,
+                f"{event.get('kind')} event '{eid}' supersedes {prior.get('kind')} event "
+                f"'{prior_id}'; a correction keeps the kind of the original",
+            )
+        elif event.get("kind") == "decision_resolution":
+            request, prior_request = (as_dict(e.get("data")).get("request_id") for e in (event, prior))
+            if request != prior_request:
+                report.add(
+                    25,
+                    pointer("events", i, "data", "request_id"),
+                    f"decision_resolution '{eid}' corrects '{prior_id}' but changes request_id "
+                    f"from '{prior_request}' to '{request}'",
+                )

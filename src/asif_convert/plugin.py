@@ -1,0 +1,109 @@
+"""The plugin API: what a format provides, and what the pipeline hands it.
+
+A format is any object with the attributes and methods of :class:`Format`. Built-in formats
+and third-party ones are equal: a distribution registers its format under the entry-point group
+``asif_convert.formats``, and the registry loads it. A minimal plugin::
+
+    from asif_convert import ir
+    from asif_convert.plugin import Context, InvalidInput, Problem, load_mapping
+
+    TABLE = load_mapping(Path(__file__).with_name("my-format-to-asif.toml"))
+
+    class MyFormat:
+        name = "my-format"
+        description = "My runtime's session log"
+        extension = ".my.json"
+        namespace = "my-format/1"          # where its format-only fields live in IR ``native``
+        mapping_tables = (TABLE,)          # their loss kinds become known to --fail-on
+
+        def detect(self, doc): return isinstance(doc, dict) and doc.get("kind") == "my-format"
+        def validate(self, doc): return []                     # list[Problem]
+        def read(self, doc, ctx: Context) -> ir.Document:
+            ledger = ctx.ledger(TABLE)                         # losses reported for this conversion
+            ...
+        def write(self, doc: ir.Document, ctx: Context): ...   # JSON values
+
+    FORMAT = MyFormat()
+
+Formats depend on this module and on :mod:`asif_convert.ir` only, never on each other or on
+the registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from asif_convert import ir
+from asif_convert._errors import ConversionError, InvalidInput, Problem, UsageError
+from asif_convert._ledger import Ledger
+from asif_convert._mapping import MappingTable, load_mapping, load_table
+
+ENTRY_POINT_GROUP = "asif_convert.formats"
+
+__all__ = ["ENTRY_POINT_GROUP", "Context", "ConversionError", "Format", "InvalidInput", "Ledger", "MappingTable",
+           "Options", "Problem", "UsageError", "load_mapping"]
+
+LOSS_POLICIES = ("ignore", "warn", "error")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the caller asked of one conversion."""
+
+    strict: bool = False  # referential problems in the input are errors, not losses
+    residual: bool = True  # the continuity writer carries what it cannot express
+    validate: bool = True  # validate what the writer produced
+    on_loss: str = "warn"  # ignore | warn | error: what a recorded loss means for the conversion
+    fail_on: frozenset[str] = frozenset()  # loss kinds that refuse the conversion whatever on_loss says
+
+    def __post_init__(self) -> None:
+        if self.on_loss not in LOSS_POLICIES:
+            raise UsageError(f"on_loss {self.on_loss!r} is not one of {', '.join(LOSS_POLICIES)}")
+        object.__setattr__(self, "fail_on", frozenset(self.fail_on))
+
+
+@dataclass
+class Context:
+    """One conversion's shared state: the options, the native namespaces of every installed
+    format (an ASIF property named after one is that format's home, not unknown data), and the
+    loss ledgers the reader and the writer opened."""
+
+    options: Options
+    namespaces: frozenset[str]
+    ledgers: list[Ledger] = field(default_factory=list)
+
+    def ledger(self, table: str | MappingTable, kind: str | None = None) -> Ledger:
+        """A new ledger whose losses this conversion reports. ``table`` is a mapping table a
+        plugin loaded with :func:`load_mapping`, or the name of a built-in one."""
+        ledger = Ledger(load_table(table) if isinstance(table, str) else table, kind=kind)
+        self.ledgers.append(ledger)
+        return ledger
+
+    def losses(self) -> list[ir.Loss]:
+        return [loss for ledger in self.ledgers for loss in ledger.losses()]
+
+
+class Format(Protocol):
+    name: str  # "asif", "continuity": unique among installed formats
+    description: str
+    extension: str  # ".asif.json"
+    namespace: str | None  # where its format-only fields live in IR ``native``
+
+    def detect(self, doc: Any) -> bool:
+        """Whether a parsed JSON document is of this format (cheap: look at a marker key)."""
+        ...
+
+    def validate(self, doc: Any) -> list[Problem]:
+        """Every problem of a parsed document (schema, then referential/semantic)."""
+        ...
+
+    def read(self, doc: Any, ctx: Context) -> ir.Document: ...
+
+    def write(self, doc: ir.Document, ctx: Context) -> Any: ...
+
+
+def mapping_tables(fmt: Format) -> tuple[MappingTable, ...]:
+    """The mapping tables a format declares (optional attribute ``mapping_tables``)."""
+    return tuple(getattr(fmt, "mapping_tables", ()))
+
