@@ -20,6 +20,8 @@ from asif_convert import Options, convert
 from asif_convert import batch as core
 from asif_convert._cli.app import app
 from asif_convert.batch import Manifest, discover, migrate, output_path, read_manifest
+from asif_convert.batch import _scheduler as scheduler_module
+from asif_convert.batch import _worker as worker_module
 
 from .conftest import CONTINUITY_FILES
 
@@ -126,14 +128,14 @@ def test_quiet_prints_nothing(tmp_path):
 
 
 def test_internal_error_exits_3(tmp_path, monkeypatch):
-    real = core.convert
+    real = worker_module.convert
 
     def flaky(data, **kw):
         if kw["name"].endswith(CONTINUITY_FILES[1].name):
             raise RuntimeError("boom")
         return real(data, **kw)
 
-    monkeypatch.setattr(core, "convert", flaky)
+    monkeypatch.setattr(worker_module, "convert", flaky)
     src, out = tmp_path / "src", tmp_path / "out"
     make_tree(src, broken=True)
     res = invoke("batch", src, "-o", out, "--to", "asif", "--workers", "0")  # in process: the patch applies
@@ -270,7 +272,7 @@ def test_interrupted_run_resumes_to_a_clean_runs_bytes(tmp_path):
 
 
 def test_cli_ctrl_c_stops_cleanly_with_exit_130(tmp_path, monkeypatch):
-    monkeypatch.setattr(core, "local_executor", lambda workers: StopAfter(3))
+    monkeypatch.setattr(scheduler_module, "local_executor", lambda workers: StopAfter(3))
     src, out = tmp_path / "src", tmp_path / "out"
     make_tree(src)
     res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2")
@@ -465,14 +467,14 @@ def test_submission_window_is_bounded(tmp_path):
 def test_a_dying_worker_fails_its_files_and_the_batch_goes_on(tmp_path, monkeypatch):
     """A worker process that dies (killed, out of memory) breaks the pool: the files in flight
     are recorded as internal errors, a new pool takes over, and a rerun redoes just those."""
-    real = core.convert
+    real = worker_module.convert
 
     def dying(data, **kw):
         if kw["name"].endswith(CONTINUITY_FILES[3].name):
             os._exit(9)
         return real(data, **kw)
 
-    monkeypatch.setattr(core, "convert", dying)  # workers are forked: they inherit the patch
+    monkeypatch.setattr(worker_module, "convert", dying)  # workers are forked: they inherit the patch
     src, out = tmp_path / "src", tmp_path / "out"
     files = make_tree(src, copies=2)
     report = migrate([src], out, to="asif", workers=2, chunk_size=1)
@@ -482,7 +484,7 @@ def test_a_dying_worker_fails_its_files_and_the_batch_goes_on(tmp_path, monkeypa
     assert {f"good/copy{c:02d}/{CONTINUITY_FILES[3].name}" for c in range(2)} <= {r.output.replace(".asif", "")
                                                                              for r in dead}
     assert report.summary.counts["ok"] == len(files) - len(dead)
-    monkeypatch.setattr(core, "convert", real)
+    monkeypatch.setattr(worker_module, "convert", real)
     rerun = migrate([src], out, to="asif", workers=2)
     assert rerun.summary.counts == {"ok": len(dead), "unchanged": len(files) - len(dead)}
 

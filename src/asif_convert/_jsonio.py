@@ -3,11 +3,12 @@ before expensive work, deterministic encoding, and atomic writes."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import secrets
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -152,13 +153,16 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _umask()  # read once, at import: os.umask can only be read by setting it
+def _temp_beside(target: Path) -> tuple[int, str]:
+    """A new temp file in the target's folder, created with mode 0o666 so that the kernel applies
+    the process umask, as it would to the output itself (the umask is never read or changed)."""
+    for _ in range(100):
+        tmp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp file name", str(target.parent))
 
 
 def write_output(path: str, data: bytes) -> None:
@@ -172,13 +176,12 @@ def write_output(path: str, data: bytes) -> None:
         return
     target = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = _temp_beside(target)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # a temp file is private; the output is not
         os.replace(tmp, target)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

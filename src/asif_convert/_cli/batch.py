@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -33,8 +33,9 @@ from asif_convert._cli.common import (
     StrictOpt,
     build_options,
     check_formats,
+    internal_error,
 )
-from asif_convert._errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput
+from asif_convert._errors import EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput, UsageError
 
 INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
@@ -180,6 +181,10 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         console.print("interrupted: run the same command again to convert the remaining files")
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def batch(
     sources: Annotated[list[str], typer.Argument(metavar="SRC...", help="Files, folders (walked recursively) or "
                                                  "glob patterns (quote them; ** recurses).")],
@@ -218,6 +223,7 @@ def batch(
         progress = TerminalProgress(err_console) if err_console.is_terminal else PlainProgress()
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
     manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops a batch as Ctrl-C does
     try:
         core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact, workers=workers,
                      manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
@@ -225,7 +231,7 @@ def batch(
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None
-    except core.UsageError as exc:
+    except UsageError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
@@ -236,11 +242,9 @@ def batch(
             print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
         raise typer.Exit(INTERRUPTED) from None
     except Exception as exc:  # a bug outside any one file
-        if os.environ.get("ASIF_CONVERT_DEBUG"):
-            raise
-        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set ASIF_CONVERT_DEBUG=1 for details; "
-                   "please report)", err=True)
-        raise typer.Exit(EXIT_INTERNAL) from None
+        raise internal_error(exc) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not quiet:
         print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
     sys.stdout.flush()

@@ -126,10 +126,15 @@ def guard(fn: Callable[[], None]) -> None:
     except (KeyboardInterrupt, typer.Exit):
         raise
     except Exception as exc:  # a bug: say so briefly, keep the traceback for those who ask
-        if os.environ.get(DEBUG_VARIABLE):
-            traceback.print_exc()
-        err(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_VARIABLE}=1 for details; please report)")
-        raise typer.Exit(EXIT_INTERNAL) from None
+        raise internal_error(exc) from None
+
+
+def internal_error(exc: Exception) -> typer.Exit:
+    """A bug of ours: one line (the traceback too with ASIF_CONVERT_DEBUG set), and exit 3."""
+    if os.environ.get(DEBUG_VARIABLE):
+        traceback.print_exception(exc)
+    err(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_VARIABLE}=1 for details; please report)")
+    return typer.Exit(EXIT_INTERNAL)
 
 
 def pause_gc() -> None:

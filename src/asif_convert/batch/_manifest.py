@@ -1,0 +1,114 @@
+"""The JSONL manifest: one line per file, appended as results arrive; what a rerun may skip."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from asif_convert import _jsonio as jsonio
+from asif_convert.batch._records import OK, FileResult, UsageError
+
+_line_decoder = msgspec.json.Decoder(FileResult)
+_line_encoder = msgspec.json.Encoder()
+
+
+class Manifest:
+    """A JSONL file, one :class:`FileResult` per line, appended as results arrive.
+
+    Each line is written with one ``write`` to a file opened for appending, so an interrupted
+    run leaves whole lines (a torn last line, possible only on a crash of the machine, is ignored
+    when read). The last line for an output is its current state; opening and closing compact
+    the file to one line per output. A rerun skips a file when its line says ``ok`` with the
+    same settings and input digest and the output still has the recorded size.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fresh: bool = False) -> None:
+        self.path = Path(path)
+        # key -> (settings, input sha256, output bytes) of an ok line, None for a line of another status
+        self._index: dict[str, tuple[str, str, int] | None] = {}
+        self._rewrite = False
+        if fresh:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            jsonio.write_output(str(self.path), b"")
+        elif self.path.exists():
+            self._load()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def _load(self) -> None:
+        lines = 0
+        for rec in self._read():
+            lines += 1
+            if rec.key in self._index:
+                self._rewrite = True
+            ok = rec.status == OK and rec.input_sha256 and rec.output_bytes is not None
+            self._index[rec.key] = (rec.settings, rec.input_sha256, rec.output_bytes) if ok else None
+        total = _count_lines(self.path)
+        if total and not lines:
+            raise UsageError(f"{self.path} is not an asif-convert manifest (no line is a file record)")
+        if self._rewrite or lines != total:
+            self.compact()
+
+    def _read(self) -> Iterator[FileResult]:
+        with open(self.path, "rb") as fh:
+            for line in fh:
+                if line.strip():
+                    try:
+                        yield _line_decoder.decode(line)
+                    except msgspec.DecodeError:
+                        continue  # a torn line from a crash: that file is simply redone
+
+    def previous(self, key: str, settings: str) -> tuple[str, int] | None:
+        """(input sha256, output bytes) of this output's last ok conversion with these settings."""
+        hit = self._index.get(key)
+        return (hit[1], hit[2]) if hit is not None and hit[0] == settings else None
+
+    def append(self, rec: FileResult) -> None:
+        data = _line_encoder.encode(rec) + b"\n"
+        while data:
+            n = os.write(self._fd, data)
+            data = data[n:]
+        if rec.key in self._index:  # an older line for it is now superseded
+            self._rewrite = True
+        self._index[rec.key] = None  # keys are unique within a run; its resume decision is made
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+            if self._rewrite:
+                self.compact()
+
+    def compact(self) -> None:
+        """Rewrite the file atomically with only the last valid line of each output."""
+        last: dict[str, int] = {}
+        for i, rec in enumerate(self._read()):
+            last[rec.key] = i
+        keep = set(last.values())
+        del last
+        tmp = self.path.with_name(f".{self.path.name}.compact.tmp")
+        with open(tmp, "wb") as out:
+            for i, rec in enumerate(self._read()):
+                if i in keep:
+                    out.write(_line_encoder.encode(rec) + b"\n")
+        os.replace(tmp, self.path)
+        self._rewrite = False
+
+    def __enter__(self) -> Manifest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def read_manifest(path: str | os.PathLike[str]) -> list[FileResult]:
+    """Every line of a manifest, in order (for tests and tools)."""
+    with open(path, "rb") as fh:
+        return [_line_decoder.decode(line) for line in fh if line.strip()]

@@ -1,0 +1,53 @@
+"""One file's outcome (a manifest line), the outcome names, and the batch's own usage error."""
+
+from __future__ import annotations
+
+import msgspec
+
+from asif_convert import _errors as errors
+
+MANIFEST_NAME = "manifest.jsonl"
+DEFAULT_PATTERN = "*.json"
+
+# Outcomes. Only "ok" files are skipped by a rerun; "unchanged" is a rerun's skip and is never
+# written to the manifest (the file's earlier "ok" line stands). "refused": a symlink out of the
+# source roots, an unsafe or colliding output path; "policy": refused by the loss policy;
+# "unwritable": the output could not be written (permissions, space, a folder in the way).
+OK, UNCHANGED, INVALID, INTERNAL = "ok", "unchanged", "invalid", "internal"
+REFUSED, POLICY, UNWRITABLE = "refused", "policy", "unwritable"
+STATUSES = (OK, UNCHANGED, INVALID, INTERNAL, REFUSED, POLICY, UNWRITABLE)
+FAILED = frozenset({INVALID, INTERNAL, REFUSED, POLICY, UNWRITABLE})
+
+
+class UsageError(errors.UsageError, ValueError):
+    """A batch that cannot start as asked (unknown format, OUTDIR a file or holding a source, a
+    manifest path that is not a manifest); nothing was converted."""
+
+
+class FileResult(msgspec.Struct, kw_only=True):
+    """One file's outcome: a manifest line. It never holds the converted document."""
+
+    input: str  # the input path as discovered
+    output: str | None  # the output path relative to OUTDIR (POSIX separators); None when refused unnamed
+    status: str  # ok | unchanged | invalid | internal | refused | policy | unwritable
+    target_format: str
+    source_format: str | None = None
+    input_bytes: int | None = None
+    input_sha256: str | None = None
+    output_bytes: int | None = None
+    output_sha256: str | None = None
+    losses: dict[str, int] = {}
+    warnings: int = 0
+    error: str | None = None
+    problems: list[dict[str, str]] = []
+    seconds: dict[str, float] = {}
+    settings: str = ""
+    run: str = ""
+    worker: str = ""
+
+    @property
+    def key(self) -> str:
+        """What the manifest keys this file by: its output path (stable across working directories)."""
+        return self.output if self.output is not None else "input:" + self.input
+
+

@@ -1,0 +1,341 @@
+"""``migrate``: discover, then keep a bounded window of tasks in flight on an executor, record
+every outcome as it arrives, and stop cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from asif_convert._registry import get, registry
+from asif_convert._version import __version__
+from asif_convert.batch._discover import Found, Refused, check_sources, classify, discover, inside
+from asif_convert.batch._lock import OutdirLock
+from asif_convert.batch._manifest import Manifest
+from asif_convert.batch._paths import output_path
+from asif_convert.batch._records import (
+    DEFAULT_PATTERN,
+    INTERNAL,
+    MANIFEST_NAME,
+    REFUSED,
+    UNCHANGED,
+    FileResult,
+    UsageError,
+)
+from asif_convert.batch._summary import Progress, Report, Summary
+from asif_convert.batch._worker import Spec, Task, init_worker, run_tasks
+from asif_convert.plugin import Options
+
+_EXTERNAL_PARALLELISM = 8  # window sizing for a caller's executor when ``workers`` does not say
+
+
+def settings_key(to: str, source: str | None, options: Options, compact: bool) -> str:
+    """A digest of everything that shapes an outcome: a rerun with other settings redoes all."""
+    opts = {k: sorted(v) if isinstance(v, set | frozenset) else v for k, v in sorted(vars(options).items())}
+    blob = msgspec.json.encode([__version__, to, source, opts, compact])
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def local_executor(workers: int) -> ProcessPoolExecutor:
+    """The default executor: local worker processes that ignore Ctrl-C (the parent handles it)
+    and die with the parent.
+
+    On Linux the workers are forked, all at once at the first submission (so they inherit the
+    imported converter and need no ``if __name__ == "__main__"`` guard in the caller's script);
+    :func:`migrate` submits a no-op first so that this happens before its progress display
+    starts a thread. Elsewhere they are spawned, as Python does by default there.
+    """
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                               initializer=init_worker, initargs=(os.getpid(),))
+
+
+def clean_stale_temps(outdir: str | os.PathLike[str]) -> int:
+    """Remove temp files an earlier run left when it was killed mid-write (``.NAME.XXXX.tmp``
+    next to an output). Never follows symlinks. Returns how many were removed. Call it only while
+    holding OUTDIR's lock: a running batch's temp files are not stale."""
+    exts = tuple(f.extension for f in registry().values())
+    stale = re.compile(r"^\..+(" + "|".join(re.escape(e) for e in exts) + r")\.[^./]+\.tmp$")
+    removed = 0
+    for dirpath, _dirnames, filenames in os.walk(outdir, followlinks=False):
+        for name in filenames:
+            if stale.match(name):
+                try:
+                    os.unlink(os.path.join(dirpath, name))
+                    removed += 1
+                except OSError:
+                    pass
+    return removed
+
+
+def migrate(sources: Iterable[str | os.PathLike[str]], outdir: str | os.PathLike[str], *, to: str = "asif",
+            source: str | None = None, options: Options | None = None, compact: bool = False,
+            executor: Executor | None = None, workers: int | None = None,
+            manifest: str | os.PathLike[str] | bool = True, force: bool = False, pattern: str = DEFAULT_PATTERN,
+            max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
+            on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
+            summary: Summary | None = None) -> Report:
+    """Convert every file under ``sources`` into ``outdir``, mirroring the tree.
+
+    ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
+    ``Client.get_executor()``; pass ``workers`` to say how many tasks it runs at once); by default
+    a local process pool of ``workers`` processes (the CPU count) is created and shut down;
+    ``workers=0`` converts in this process. Workers must see the same file system paths. At most
+    ``max_in_flight`` tasks (default: twice the workers) of ``chunk_size`` files each are
+    submitted at once.
+
+    Every file's outcome goes to ``manifest`` (default ``OUTDIR/manifest.jsonl``; ``False`` for
+    none, which also disables resume) and to ``on_result``; ``force`` redoes files a previous
+    run converted. Running totals go to ``summary`` (pass your own to keep them if interrupted).
+    One run at a time may use an OUTDIR (a second is refused with :class:`UsageError`).
+    Ctrl-C (KeyboardInterrupt) cancels what has not started, waits for the files being
+    converted and records them, then propagates; outputs are written atomically.
+    """
+    options = options or Options()
+    for name in filter(None, (to, source)):
+        get(name)  # a usage error naming the installed formats
+    if workers is not None and workers < 0:
+        raise UsageError("workers must be 0 or more")
+    srcs = check_sources(sources)
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    spec = Spec(to=to, source=source, options=options, compact=compact, outdir=os.path.abspath(out),
+                outdir_real=os.path.realpath(out), roots=tuple(os.path.realpath(classify(s).base) for s in srcs),
+                settings=settings_key(to, source, options, compact),
+                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+    for arg, root in zip(srcs, spec.roots, strict=True):
+        if inside(root, [spec.outdir_real]):
+            raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
+    mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
+
+    with OutdirLock(out):
+        clean_stale_temps(spec.outdir)
+        run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
+                   force=force, keep_results=keep_results, on_result=on_result, progress=progress,
+                   summary=summary if summary is not None else Summary())
+        book = Manifest(mpath, fresh=force) if mpath else None  # before any worker starts: it may refuse the file
+        try:
+            with _Pool(executor, workers) as pool:
+                run.execute(book, pool, max_in_flight, chunk_size)
+        finally:
+            if book is not None:
+                book.close()
+    return Report(results=run.results, summary=run.summary, manifest=mpath)
+
+
+class _Pool:
+    """The executor a run submits to: the caller's, or one it owns (local processes, or this
+    process for ``workers=0``), which it replaces when a worker dies and shuts down at the end."""
+
+    def __init__(self, executor: Executor | None, workers: int | None) -> None:
+        self.owned = executor is None
+        self.workers = default_workers() if workers is None else workers
+        self.parallelism = max(1, self.workers) if self.owned else max(1, workers or _EXTERNAL_PARALLELISM)
+        self._processes: list[multiprocessing.process.BaseProcess] = []  # an owned pool's, to end if abandoned
+        self.executor: Executor = executor if executor is not None else self._start()
+        self.abandoned = False
+
+    def _start(self) -> Executor:
+        if self.workers == 0:
+            return _InProcess()
+        before = set(multiprocessing.active_children())
+        pool = local_executor(self.workers)
+        if isinstance(pool, ProcessPoolExecutor):
+            pool.submit(_noop).result()  # start the workers now, before any progress thread
+        self._processes = [p for p in multiprocessing.active_children() if p not in before]
+        return pool
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> tuple[Future[Any], Executor]:
+        try:
+            return self.executor.submit(fn, *args), self.executor
+        except BrokenExecutor:  # a worker died since the last result: its futures report it
+            if not self.owned:
+                raise
+            self.replace(self.executor)
+            return self.executor.submit(fn, *args), self.executor
+
+    def replace(self, broken: Executor) -> None:
+        """A worker died (killed, out of memory): the pool is unusable; start a new one."""
+        if self.owned and broken is self.executor:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            self.executor = self._start()
+
+    def __enter__(self) -> _Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.owned:
+            return
+        if self.abandoned:
+            for proc in self._processes:
+                proc.terminate()
+        self.executor.shutdown(wait=not self.abandoned, cancel_futures=True)
+
+
+class _Run:
+    """One migration's state: what has been seen, recorded and submitted."""
+
+    def __init__(self, spec: Spec, srcs: list[str], *, pattern: str, exclude: list[str], force: bool,
+                 keep_results: bool, on_result: Callable[[FileResult], None] | None, progress: Progress | None,
+                 summary: Summary) -> None:
+        self.spec, self.srcs, self.pattern, self.exclude = spec, srcs, pattern, exclude
+        self.force, self.keep_results, self.on_result, self.progress = force, keep_results, on_result, progress
+        self.summary = summary
+        self.results: list[FileResult] = []
+        self.book: Manifest | None = None
+        self.seen: dict[str, str] = {}  # output key -> input, to refuse a second input for one output
+        self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor]] = {}
+
+    def execute(self, book: Manifest | None, pool: _Pool, max_in_flight: int | None, chunk_size: int | None) -> None:
+        self.book = book
+        total_files = total_bytes = 0
+        for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
+            total_files += 1
+            total_bytes += item.size if isinstance(item, Found) else 0
+        self.summary.total_files, self.summary.total_bytes = total_files, total_bytes
+        self.summary.started = time.perf_counter()
+        window = max_in_flight or 2 * pool.parallelism
+        # small tasks amortize per-task overhead; enough of them keep all workers busy
+        size = chunk_size or max(1, min(32, total_files // (pool.parallelism * 16)))
+        if self.progress is not None:
+            shown = pool.parallelism if pool.owned or pool.workers else None
+            self.progress.start(total_files, total_bytes, shown)
+        work = self._chunks(size)
+        try:
+            self._fill(pool, work, window)
+            while self.pending:
+                self._collect_done(pool)
+                self._fill(pool, work, window)
+        except KeyboardInterrupt:
+            self.summary.interrupted = True
+            pool.abandoned = not self._finish_started(pool)
+            raise
+        finally:
+            work.close()
+            self.summary.elapsed = time.perf_counter() - self.summary.started
+            if self.progress is not None:
+                self.progress.stop()
+
+    def _fill(self, pool: _Pool, work: Iterator[list[Task]], window: int) -> None:
+        while len(self.pending) < window:
+            chunk = next(work, None)
+            if chunk is None:
+                return
+            fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
+            self.pending[fut] = (chunk, ran_on)
+
+    def _collect_done(self, pool: _Pool) -> None:
+        done, _ = wait(list(self.pending), return_when=FIRST_COMPLETED)
+        for fut in done:
+            chunk, ran_on = self.pending.pop(fut)
+            if fut.cancelled():
+                continue
+            try:
+                recs = fut.result()
+            except BrokenExecutor as exc:
+                recs = [_crashed(self.spec, t, exc) for t in chunk]
+                pool.replace(ran_on)
+            except Exception as exc:
+                recs = [_crashed(self.spec, t, exc) for t in chunk]
+            for rec in recs:
+                self._record(rec)
+
+    def _finish_started(self, pool: _Pool) -> bool:
+        """After Ctrl-C: cancel what has not started; the files being converted finish (their
+        writes are atomic anyway) and are recorded. False when a second Ctrl-C abandons them."""
+        for fut in list(self.pending):
+            if fut.cancel():
+                self.pending.pop(fut)
+        try:
+            while self.pending:
+                self._collect_done(pool)
+        except KeyboardInterrupt:
+            return False
+        return True
+
+    def _record(self, rec: FileResult) -> None:
+        if self.book is not None and rec.status != UNCHANGED:
+            self.book.append(rec)
+        self.summary.add(rec)
+        if self.keep_results:
+            self.results.append(rec)
+        if self.progress is not None:
+            self.progress.advance(rec)
+        if self.on_result is not None:
+            self.on_result(rec)
+
+    def _tasks(self) -> Iterator[Task]:
+        for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
+            try:
+                rel = output_path(item.rel, self.spec.to) if item.rel else None
+            except ValueError as exc:
+                self._record(_refused(self.spec, item.path, None, str(exc)))
+                continue
+            if isinstance(item, Refused):
+                self._record(_refused(self.spec, item.path, rel, item.reason))
+            elif rel is None:
+                self._record(_refused(self.spec, item.path, None, "no output name"))
+            elif rel in self.seen:
+                if os.path.realpath(self.seen[rel]) != os.path.realpath(item.path):  # not just named twice
+                    why = f"its output {rel} is already the output of {self.seen[rel]}"
+                    self._record(_refused(self.spec, item.path, None, why))
+            else:
+                self.seen[rel] = item.path
+                expect = None if self.force or self.book is None else self.book.previous(rel, self.spec.settings)
+                yield Task(item.path, rel, item.confined, expect)
+
+    def _chunks(self, size: int) -> Iterator[list[Task]]:
+        chunk: list[Task] = []
+        for task in self._tasks():
+            chunk.append(task)
+            if len(chunk) >= size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+
+def _noop() -> None:
+    return None
+
+
+class _InProcess(Executor):
+    """``workers=0``: convert in this process, one file at a time (debugging, tiny batches)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except Exception as exc:
+            fut.set_exception(exc)
+        return fut
+
+
+def _refused(spec: Spec, path: str, rel: str | None, reason: str) -> FileResult:
+    return FileResult(input=path, output=rel, status=REFUSED, target_format=spec.to, error=reason,
+                      settings=spec.settings, run=spec.run)
+
+
+def _crashed(spec: Spec, task: Task, exc: BaseException) -> FileResult:
+    return FileResult(input=task.input, output=task.output, status=INTERNAL, target_format=spec.to,
+                      error=f"the worker failed ({type(exc).__name__}: {exc}) while converting this file or "
+                            "another of the same task; rerun to retry", settings=spec.settings, run=spec.run)

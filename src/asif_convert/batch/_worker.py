@@ -1,0 +1,154 @@
+"""The worker: read, convert and atomically write one file; every failure becomes its status."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import hashlib
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from asif_convert import _jsonio as jsonio
+from asif_convert._errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, ConversionError, InvalidInput, Problem
+from asif_convert._pipeline import convert
+from asif_convert.batch._discover import inside
+from asif_convert.batch._paths import Unsafe, safe_target
+from asif_convert.batch._records import INTERNAL, INVALID, OK, POLICY, REFUSED, UNCHANGED, UNWRITABLE, FileResult
+from asif_convert.plugin import Options
+
+MAX_PROBLEMS = 20  # problems kept per failed file in the manifest
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What every file of one batch shares; sent along with each task."""
+
+    to: str
+    source: str | None
+    options: Options
+    compact: bool
+    outdir: str
+    outdir_real: str
+    roots: tuple[str, ...]
+    settings: str
+    run: str
+
+
+class Task(NamedTuple):
+    input: str
+    output: str  # relative to OUTDIR, POSIX
+    confined: bool  # re-check at open time that the input resolves inside the roots
+    expect: tuple[str, int] | None  # (input sha256, output bytes) of a previous ok run, for resume
+
+
+def init_worker(parent: int) -> None:
+    """Set up a local worker process: it leaves Ctrl-C to the parent (which stops the batch
+    cleanly), dies with the parent (a killed batch leaves no orphans), and runs without the cyclic
+    collector (documents are trees; scanning millions of fresh objects costs a third of the time)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(parent)
+    gc.disable()
+
+
+def _die_with(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before the signal was armed
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+    threading.Thread(target=_watch_parent, args=(parent,), name="asif-convert-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Where the kernel cannot tie a worker to its parent: poll, and leave when it is gone."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def run_tasks(spec: Spec, tasks: list[Task]) -> list[FileResult]:
+    """Convert a few files (one task). Module level, so any executor can pickle it by reference."""
+    return [convert_file(spec, t) for t in tasks]
+
+
+def convert_file(spec: Spec, task: Task) -> FileResult:
+    """Read, convert and atomically write one file; every failure becomes the result's status."""
+    t0 = time.perf_counter()
+    res = FileResult(input=task.input, output=task.output, status=OK, target_format=spec.to,
+                     settings=spec.settings, run=spec.run, worker=f"pid {os.getpid()}")  # no host names in outputs
+    try:
+        if task.confined and not inside(os.path.realpath(task.input), spec.roots):
+            raise Unsafe("the input now resolves outside the source roots")
+        data, _ = jsonio.read_input(task.input)  # refuses an oversized file from its size, unread
+    except Unsafe as exc:
+        return _finish(res, t0, status=REFUSED, error=str(exc))
+    except InvalidInput as exc:
+        return _finish(res, t0, status=INVALID, error=str(exc), problems=_problems(exc.problems))
+    res.input_bytes = len(data)
+    res.input_sha256 = hashlib.sha256(data).hexdigest()
+    t_read = time.perf_counter()
+    res.seconds["read"] = round(t_read - t0, 6)
+
+    target = os.path.join(spec.outdir, *task.output.split("/"))
+    if task.expect is not None and task.expect[0] == res.input_sha256:
+        try:
+            if os.stat(target).st_size == task.expect[1]:
+                return _finish(res, t0, status=UNCHANGED)
+        except OSError:
+            pass
+
+    try:
+        result = convert(data, to=spec.to, source=spec.source, options=spec.options, name=task.input,
+                         compact=spec.compact)
+    except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
+        status = {EXIT_INVALID_INPUT: INVALID, EXIT_INTERNAL: INTERNAL}.get(exc.exit_code, POLICY)
+        return _finish(res, t0, status=status, error=str(exc), problems=_problems(getattr(exc, "problems", [])))
+    except Exception as exc:  # a bug in a reader or writer: this file fails, the batch goes on
+        return _finish(res, t0, status=INTERNAL, error=f"{type(exc).__name__}: {exc}")
+    del data
+    t_conv = time.perf_counter()
+    res.seconds["convert"] = round(t_conv - t_read, 6)
+    res.source_format = result.source_format
+    res.losses = dict(sorted(result.loss_counts().items()))
+    res.warnings = len(result.warnings)
+    output = result.output
+    del result
+    try:
+        target = safe_target(spec.outdir, spec.outdir_real, task.output)
+        jsonio.write_output(target, output)
+    except Unsafe as exc:
+        return _finish(res, t0, status=REFUSED, error=str(exc))
+    except ConversionError as exc:  # jsonio's OutputError: no permission, no space, a folder in the way
+        return _finish(res, t0, status=UNWRITABLE, error=str(exc))
+    except OSError as exc:  # creating the output's folders
+        return _finish(res, t0, status=UNWRITABLE, error=f"cannot write {target}: {exc.strerror or exc}")
+    res.output_bytes = len(output)
+    res.output_sha256 = hashlib.sha256(output).hexdigest()
+    res.seconds["write"] = round(time.perf_counter() - t_conv, 6)
+    return _finish(res, t0)
+
+
+def _problems(problems: list[Problem]) -> list[dict[str, str]]:
+    return [{"rule": p.rule, "path": p.path, "message": p.message} for p in problems[:MAX_PROBLEMS]]
+
+
+def _finish(res: FileResult, t0: float, *, status: str | None = None, error: str | None = None,
+            problems: list[dict[str, str]] | None = None) -> FileResult:
+    if status is not None:
+        res.status = status
+    if error is not None:
+        res.error = error
+    if problems:
+        res.problems = problems
+    res.seconds["total"] = round(time.perf_counter() - t0, 6)
+    return res
