@@ -542,3 +542,99 @@ def test_oversized_input_is_refused_from_its_size(tmp_path, monkeypatch):
     report = migrate([src], tmp_path / "out", to="asif", workers=0)
     (result,) = report.results
     assert result.status == "invalid" and "--max-bytes" in result.error
+
+
+# ---------------------------------------------------------------------------------------------
+# Killed, terminated and concurrent runs
+
+
+def _children(pid: int) -> set[int]:
+    """The live processes whose parent is ``pid`` (Linux /proc)."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.add(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _start_batch(src: Path, out: Path, workers: int = 2) -> subprocess.Popen:
+    cmd = [sys.executable, "-c", "from asif_convert._cli.app import run; run()", "batch", str(src), "-o", str(out),
+           "--to", "asif", "-j", str(workers), "-q"]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _wait_for_lines(proc: subprocess.Popen, manifest: Path, lines: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        done = manifest.read_bytes().count(b"\n") if manifest.exists() else 0
+        if done >= lines and len(_children(proc.pid)) >= 1:
+            return
+        time.sleep(0.005)
+    raise AssertionError("the batch finished (or never started) before it could be stopped")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+@pytest.mark.parametrize("after_lines", [0, 15, 60])
+def test_kill_9_of_the_parent_leaves_no_worker_and_resume_matches_a_clean_run(tmp_path, after_lines):
+    src = tmp_path / "src"
+    files = make_tree(src, copies=10)
+    clean = tmp_path / "clean"
+    assert migrate([src], clean, to="asif", workers=2).exit_code == 0
+
+    out = tmp_path / "out"
+    proc = _start_batch(src, out)
+    _wait_for_lines(proc, out / core.MANIFEST_NAME, after_lines)
+    workers = _children(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)  # the parent alone, as an OOM killer or `kill -9 PID` would
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.05)
+    assert workers and not [w for w in workers if _alive(w)], "workers outlived their parent"
+
+    rerun = migrate([src], out, to="asif", workers=2)
+    assert rerun.exit_code == 0
+    assert rerun.summary.counts["ok"] + rerun.summary.counts["unchanged"] == len(files)
+    assert tree_bytes(out) == tree_bytes(clean)
+    assert no_temp_files(out) and not (out / ".asif-convert.lock").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+def test_sigterm_stops_a_batch_like_ctrl_c(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src, copies=10)
+    proc = _start_batch(src, out)
+    _wait_for_lines(proc, out / core.MANIFEST_NAME, 10)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert b"run the same command again" in stderr and b"Traceback" not in stderr
+    lines = read_manifest(out / core.MANIFEST_NAME)
+    assert 10 <= len(lines) < len(files) and no_temp_files(out)
+    assert migrate([src], out, to="asif", workers=0).summary.counts["unchanged"] == len(lines)
+
+
+def test_a_second_run_into_a_busy_outdir_is_refused(tmp_path):
+    from asif_convert.batch._lock import OutdirLock
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_tree(src)
+    out.mkdir()
+    with OutdirLock(out):
+        res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0")
+        assert res.exit_code == 2
+        assert f"{out} is in use by another asif-convert batch (pid {os.getpid()})" in res.stderr
+        assert not list(out.rglob("*.asif.json"))
+    assert invoke("batch", src, "-o", out, "--to", "asif", "-j", "0").exit_code == 0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Annotated
 
 import typer
 
 from asif_convert._cli import batch, convert, inspect, validate
+from asif_convert._cli.common import err, guard
+from asif_convert._registry import PluginWarning, registry
 from asif_convert._version import __version__
 
 app = typer.Typer(
@@ -37,6 +40,16 @@ def _version(value: bool) -> None:
 def main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                help="Print the version and exit.")] = False) -> None:
     """Convert AI-agent sessions between agent-continuity exports and ASIF 0.4 session documents."""
+    guard(load_formats)
+
+
+def load_formats() -> None:
+    """Load every format before a command runs: a plugin that cannot load is one warning line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginWarning)
+        registry()
+    for warning in caught:
+        err(f"warning: {warning.message}")
 
 
 def run() -> None:  # console-script entry point

@@ -1,0 +1,189 @@
+"""The house: dependencies point one way, the public surface is what the README shows, and a
+library call leaves the host process as it found it."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import os
+import re
+import stat
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+import asif_convert
+from asif_convert import ConversionError, LossPolicyError, Options, UsageError, convert
+
+from .conftest import CONTINUITY_FILES
+
+SRC = Path(asif_convert.__file__).parent
+ROOT = SRC.parents[1]
+
+# Lower layers never import higher ones. A module's layer is the first prefix that matches.
+LAYERS = [
+    ("asif_convert._version", 0), ("asif_convert._errors", 0), ("asif_convert._resources", 0),
+    ("asif_convert.ir", 1), ("asif_convert._limits", 1), ("asif_convert._mapping", 1), ("asif_convert._patch", 1),
+    ("asif_convert._codec", 2), ("asif_convert._jsonio", 2), ("asif_convert._ledger", 2),
+    ("asif_convert._validation", 3), ("asif_convert._docs", 3),
+    ("asif_convert.plugin", 4),
+    ("asif_convert._formats", 5),
+    ("asif_convert._registry", 6),
+    ("asif_convert._pipeline", 7), ("asif_convert._summary", 8), ("asif_convert._compare", 8),
+    ("asif_convert.batch", 9), ("asif_convert._view", 9),
+    ("asif_convert._cli", 10),
+    ("asif_convert", 11),  # the package root re-exports the public surface
+]
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int:
+    for prefix, layer in LAYERS:
+        if module == prefix or module.startswith(prefix + "."):
+            return layer
+    raise AssertionError(f"{module} has no layer: add it to LAYERS")
+
+
+def _imports() -> dict[str, set[str]]:
+    """Every module of src/ and the asif_convert modules it imports (anywhere in its body)."""
+    graph: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        module = _module(path)
+        found = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("asif_convert"):
+                for alias in node.names:  # `from pkg import submodule` imports the submodule
+                    sub = f"{node.module}.{alias.name}"
+                    found.add(sub if (SRC.parent / sub.replace(".", "/")).exists()
+                              or (SRC.parent / (sub.replace(".", "/") + ".py")).exists() else node.module)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("asif_convert"))
+    return graph
+
+
+def test_no_module_imports_from_a_higher_layer():
+    wrong = [f"{mod} (layer {_layer(mod)}) imports {dep} (layer {_layer(dep)})"
+             for mod, deps in _imports().items() for dep in deps
+             if _layer(dep) > _layer(mod) and not mod.startswith(dep + ".")]
+    assert wrong == []
+
+
+def test_formats_import_neither_each_other_nor_the_registry():
+    wrong = []
+    for mod, deps in _imports().items():
+        if mod.startswith("asif_convert._formats."):
+            own = ".".join(mod.split(".")[:3])
+            wrong += [f"{mod} -> {d}" for d in deps
+                      if (d.startswith("asif_convert._formats.") and not d.startswith(own))
+                      or d.startswith("asif_convert._registry")]
+    assert wrong == []
+
+
+def test_no_import_cycle():
+    graph = _imports()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if dep == node or node.startswith(dep + "."):
+                continue  # a submodule's import of its own package's __init__ is no cycle by itself
+            if state.get(dep) == 1:
+                cycles.append(path[path.index(dep):] + [dep] if dep in path else [node, dep])
+            elif dep not in state:
+                visit(dep, path + [dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+def test_no_deferred_imports_and_no_e402():
+    deferred = []
+    for path in SRC.rglob("*.py"):
+        text = path.read_text()
+        assert "noqa: E402" not in text, path
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                deferred += [f"{path.name}:{n.lineno}" for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert deferred == []
+
+
+def test_the_public_surface_is_sorted_importable_and_covers_the_readme():
+    names = asif_convert.__all__
+    assert names == sorted(names)
+    for name in names:
+        assert getattr(asif_convert, name) is not None
+    readme = (ROOT / "README.md").read_text()
+    shown = set(re.findall(r"from asif_convert import ([\w, ]+)", readme))
+    for line in shown:
+        for name in (n.strip() for n in line.split(",")):
+            assert name in names, f"the README imports {name} from asif_convert"
+    import asif_convert.plugin as plugin
+
+    for name in plugin.__all__:
+        assert hasattr(plugin, name)
+
+
+def test_private_modules_are_named_so():
+    public = {"asif_convert", "asif_convert.ir", "asif_convert.plugin", "asif_convert.batch"}
+    for path in SRC.rglob("*.py"):
+        module = _module(path)
+        assert module in public or any(p.startswith("_") for p in module.split(".")[1:]), module
+
+
+def test_every_library_error_derives_from_conversion_error():
+    data = CONTINUITY_FILES[0].read_bytes()
+    with pytest.raises(UsageError, match="unknown format 'xml'; installed: asif, continuity"):
+        convert(data, to="xml")
+    with pytest.raises(ConversionError):
+        convert(data, to="asif", source="nope")
+    with pytest.raises(ConversionError):
+        Options(on_loss="sometimes")
+    assert issubclass(LossPolicyError, ConversionError)
+    with pytest.raises(LossPolicyError):
+        convert(data, to="asif", options=Options(on_loss="error"))
+
+
+def test_a_library_call_leaves_the_garbage_collector_alone():
+    data = CONTINUITY_FILES[0].read_bytes()
+    with mock.patch.object(gc, "disable") as disable, mock.patch.object(gc, "enable") as enable:
+        convert(data, to="asif")
+    assert not disable.called and not enable.called
+    assert gc.isenabled()
+
+
+def test_writing_an_output_never_touches_the_umask(tmp_path):
+    from asif_convert import _jsonio
+
+    old = os.umask(0o027)
+    try:
+        with mock.patch.object(os, "umask", side_effect=AssertionError("umask changed")):
+            _jsonio.write_output(str(tmp_path / "out.json"), b"{}")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out.json").stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+@pytest.mark.parametrize("args", [["inspect", "{f}", "--to", "nope"], ["convert", "{f}", "--to", "nope"],
+                                  ["convert", "{f}", "--to", "asif", "--from", "nope"],
+                                  ["batch", "{f}", "-o", "{out}", "--to", "nope"]])
+def test_an_unknown_format_name_is_a_usage_error_everywhere(args, tmp_path):
+    from typer.testing import CliRunner
+
+    from asif_convert._cli.app import app
+
+    argv = [a.format(f=CONTINUITY_FILES[0], out=tmp_path / "out") for a in args]
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 2, res.output
+    assert "unknown format 'nope'; installed: asif, continuity" in res.stderr
+    assert "internal error" not in res.stderr
