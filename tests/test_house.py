@@ -113,7 +113,8 @@ def test_no_deferred_imports_and_no_e402():
         assert "noqa: E402" not in text, path
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                deferred += [f"{path.name}:{n.lineno}" for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)]
+                deferred += [f"{path.name}:{n.lineno}" for n in ast.walk(node)
+                             if isinstance(n, ast.Import | ast.ImportFrom)]
     assert deferred == []
 
 

@@ -106,10 +106,10 @@ class Codec:
     def _dump(self, node: ir.Node, tagged: bool = True) -> dict[str, Any]:
         plan = _plan(type(node))
         if plan.flat and _no_extras(node, plan):  # msgspec writes exactly what the walk below would, in C
-            out = msgspec.to_builtins(node)
+            built: dict[str, Any] = msgspec.to_builtins(node)
             if not tagged and plan.tag is not None:
-                del out["kind"]
-            return out
+                del built["kind"]
+            return built
         out: dict[str, Any] = {"kind": plan.tag} if tagged and plan.tag is not None else {}
         for name, shape in plan.fields:
             v = getattr(node, name)
@@ -228,11 +228,11 @@ class _Plan(typing.NamedTuple):
 
 
 @cache
-def _plan(cls: type) -> _Plan:
+def _plan(cls: type[msgspec.Struct]) -> _Plan:
     hints = typing.get_type_hints(cls)
     info = {f.name: f for f in msgspec.structs.fields(cls)}
     names = [f for f in cls.__struct_fields__ if f not in ("unknown", "native")]
-    tag = cls.__struct_config__.tag if cls.__struct_config__.tag_field else None
+    tag = str(cls.__struct_config__.tag) if cls.__struct_config__.tag_field else None
     fields = tuple((n, _shape(hints[n])) for n in names)
     nested = {n: shape for n, shape in fields if shape is not _JSON}
     # omit_defaults would drop a default that is not UNSET (an empty list, a null) the walk writes
@@ -258,7 +258,7 @@ def _no_extras(node: ir.Node, plan: _Plan) -> bool:
         if value is UNSET or value is None:
             continue
         for child in (value if isinstance(value, list) else (value,)):
-            if isinstance(child, list) or not _no_extras(child, _plan(type(child))):
+            if isinstance(child, list) or not _no_extras(child, _plan(child.__class__)):
                 return False
     return True
 

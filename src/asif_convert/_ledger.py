@@ -13,7 +13,7 @@ class Ledger:
     record (``+participants``). Kind, scope and explanation come from the table.
     """
 
-    def __init__(self, table: MappingTable, stage: str = "translation", kind: str | None = None) -> None:
+    def __init__(self, table: MappingTable, stage: ir.LossStage = "translation", kind: str | None = None) -> None:
         self.table = table
         self.stage = stage
         self.kind = kind  # one kind for every loss, where the table leaves the kind to the caller

@@ -35,8 +35,8 @@ def registry() -> dict[str, Format]:
     """Every installed format by name, built-ins first."""
     found: dict[str, Format] = {}
     origin: dict[str, str] = {}
-    for fmt in BUILTINS:
-        found[fmt.name], origin[fmt.name] = fmt, "built-in"
+    for builtin in BUILTINS:
+        found[builtin.name], origin[builtin.name] = builtin, "built-in"
     if os.environ.get("ASIF_CONVERT_NO_PLUGINS"):
         return found
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -77,7 +77,7 @@ def detect(doc: object) -> Format | None:
 
 
 def namespaces() -> frozenset[str]:
-    return frozenset(f.namespace for f in registry().values() if getattr(f, "namespace", None))
+    return frozenset(f.namespace for f in registry().values() if f.namespace)
 
 
 def loss_kinds() -> dict[str, str]:

@@ -22,6 +22,7 @@ IR_VERSION = "1"
 
 Json = Any
 Opt = UnsetType  # shorthand in annotations: ``str | Opt`` means "may be absent"
+LossStage = Literal["capture", "normalization", "redaction", "translation"]
 
 
 class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -205,7 +206,7 @@ class Event(Node, kw_only=True):
 
     @property
     def kind(self) -> str:
-        return self.body.__struct_config__.tag
+        return str(self.body.__struct_config__.tag)
 
 
 # --- session-level entities ---------------------------------------------------------------
@@ -371,7 +372,7 @@ class LossRef(Node, kw_only=True):
 
 class Loss(Node, kw_only=True):
     id: str
-    stage: Literal["capture", "normalization", "redaction", "translation"]
+    stage: LossStage
     kind: str
     explanation: str
     scope: str | Opt = UNSET

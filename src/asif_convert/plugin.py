@@ -85,10 +85,25 @@ class Context:
 
 
 class Format(Protocol):
-    name: str  # "asif", "continuity": unique among installed formats
-    description: str
-    extension: str  # ".asif.json"
-    namespace: str | None  # where its format-only fields live in IR ``native``
+    """A format plugin. Its four attributes may be plain class attributes."""
+
+    @property
+    def name(self) -> str:
+        """``asif``, ``continuity``: unique among installed formats."""
+        ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def extension(self) -> str:
+        """What its files end with: ``.asif.json``."""
+        ...
+
+    @property
+    def namespace(self) -> str | None:
+        """Where its format-only fields live in IR ``native`` (None: it has none)."""
+        ...
 
     def detect(self, doc: Any) -> bool:
         """Whether a parsed JSON document is of this format (cheap: look at a marker key)."""

@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     ProgressColumn,
+    Task,
+    TaskID,
     TextColumn,
     TimeRemainingColumn,
     TransferSpeedColumn,
@@ -51,14 +53,14 @@ def _rate(n: float, seconds: float) -> float:
 class _FilesColumn(ProgressColumn):
     """files done/total and files per second (the bar itself tracks bytes)."""
 
-    def render(self, task) -> Text:  # type: ignore[no-untyped-def]
+    def render(self, task: Task) -> Text:
         done, total = task.fields.get("files", 0), task.fields.get("total_files", 0)
         elapsed = task.elapsed or 0.0
         return Text(f"{done}/{total} files {_rate(done, elapsed):.0f} files/s", style="progress.download")
 
 
 class _FailedColumn(ProgressColumn):
-    def render(self, task) -> Text:  # type: ignore[no-untyped-def]
+    def render(self, task: Task) -> Text:
         failed = task.fields.get("failed", 0)
         return Text(f"{failed} failed" if failed else "", style="red")
 
@@ -71,7 +73,7 @@ class TerminalProgress:
         self.bar = RichProgress(TextColumn("[bold]batch"), BarColumn(), _FilesColumn(), TransferSpeedColumn(),
                                 TextColumn("ETA"), TimeRemainingColumn(), _FailedColumn(), console=console,
                                 transient=False)
-        self.task = None
+        self.task: TaskID | None = None
         self.files = self.failed = 0
 
     def start(self, total_files: int, total_bytes: int, workers: int | None) -> None:
@@ -82,6 +84,7 @@ class TerminalProgress:
     def advance(self, rec: core.FileResult) -> None:
         self.files += 1
         self.failed += rec.status in core.FAILED
+        assert self.task is not None, "advance() before start()"
         self.bar.update(self.task, advance=rec.input_bytes or 0, files=self.files, failed=self.failed)
 
     def stop(self) -> None:

@@ -43,8 +43,8 @@ class Manifest:
             lines += 1
             if rec.key in self._index:
                 self._rewrite = True
-            ok = rec.status == OK and rec.input_sha256 and rec.output_bytes is not None
-            self._index[rec.key] = (rec.settings, rec.input_sha256, rec.output_bytes) if ok else None
+            ok = rec.status == OK and rec.input_sha256 is not None and rec.output_bytes is not None
+            self._index[rec.key] = (rec.settings, rec.input_sha256, rec.output_bytes) if ok else None  # type: ignore[assignment]
         total = _count_lines(self.path)
         if total and not lines:
             raise UsageError(f"{self.path} is not an asif-convert manifest (no line is a file record)")

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
@@ -303,7 +303,7 @@ class _Run:
                 expect = None if self.force or self.book is None else self.book.previous(rel, self.spec.settings)
                 yield Task(item.path, rel, item.confined, expect)
 
-    def _chunks(self, size: int) -> Iterator[list[Task]]:
+    def _chunks(self, size: int) -> Generator[list[Task], None, None]:
         chunk: list[Task] = []
         for task in self._tasks():
             chunk.append(task)
