@@ -27,3 +27,20 @@ def test_readme_corpus_file_exists():
     install_run, _ = readme_commands()
     path = re.search(r"(corpus/\S+\.json)", install_run).group(1)
     assert (ROOT / path).is_file()
+
+
+def test_readme_library_example_runs():
+    """The README's Python example, run as written on a bundled export."""
+    blocks = re.findall(r"```python\n(.+?)\n```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    assert blocks, "the README shows a library example"
+    data = (ROOT / "corpus" / "continuity" / "03-anthropic-tools.json").read_bytes()
+    scope: dict = {"data": data}
+    exec(compile(blocks[0], "README.md", "exec"), scope)
+    assert scope["session_bytes"].startswith(b"{") and isinstance(scope["losses"], list)
+
+
+def test_docs_links_resolve():
+    """Every relative link of the README, CONTRIBUTING.md and docs/ names a file that exists."""
+    for page in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, which does not exist"
