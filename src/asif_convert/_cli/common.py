@@ -9,7 +9,8 @@ from __future__ import annotations
 import gc
 import os
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -137,8 +138,15 @@ def internal_error(exc: Exception) -> typer.Exit:
     return typer.Exit(EXIT_INTERNAL)
 
 
-def pause_gc() -> None:
-    """For a command process about to convert: documents are trees, so the cyclic collector finds
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """For a command converting a document: documents are trees, so the cyclic collector finds
     nothing in them, yet scanning millions of fresh objects costs a third of the run time. Only
     the CLI and batch workers do this: a library call never changes process-wide state."""
+    enabled = gc.isenabled()
     gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

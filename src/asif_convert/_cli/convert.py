@@ -31,8 +31,8 @@ from asif_convert._cli.common import (
     build_options,
     check_formats,
     err,
+    gc_paused,
     guard,
-    pause_gc,
 )
 from asif_convert._limits import Limits
 from asif_convert._pipeline import Result, convert
@@ -83,8 +83,8 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
          options: Options, compact: bool, limits: Limits) -> None:
     jsonio.check_paths(input_path, output, report)
     data, name = jsonio.read_input(input_path, limits)
-    pause_gc()
-    result = convert(data, to=to, source=source, options=options, name=name, compact=compact, limits=limits)
+    with gc_paused():
+        result = convert(data, to=to, source=source, options=options, name=name, compact=compact, limits=limits)
     if report is not None:
         jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
     jsonio.write_output(output, result.output)
