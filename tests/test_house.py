@@ -16,10 +16,9 @@ import pytest
 import asif_convert
 from asif_convert import ConversionError, LossPolicyError, Options, UsageError, convert
 
-from .conftest import CONTINUITY_FILES
+from .conftest import CONTINUITY_FILES, ROOT
 
-SRC = Path(asif_convert.__file__).parent
-ROOT = SRC.parents[1]
+SRC = ROOT / "src" / "asif_convert"  # the source tree, whichever copy of the package is imported
 
 # Lower layers never import higher ones. A module's layer is the first prefix that matches.
 LAYERS = [

@@ -22,7 +22,10 @@ class Ledger:
 
     def add(self, key: str, ref_type: str | None = None, ref_id: str | None = None) -> None:
         self._built = None
-        refs = self._refs.setdefault(key, {})
+        refs = self._refs.get(key)
+        if refs is None:
+            self.table.loss(key)  # a key the table lacks fails here, where the caller is, not at the end
+            refs = self._refs[key] = {}
         if ref_type is not None and ref_id is not None:
             refs[(ref_type, ref_id)] = None
 

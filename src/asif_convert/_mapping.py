@@ -33,7 +33,11 @@ class MappingTable:
 
         Where an entry names no kind or scope, the table's ``meta.loss`` and the scope of the
         field's top-level collection (``meta.scopes``) apply."""
-        entry = self.derived[key[1:]] if key.startswith("+") else self.fields[key]
+        entries, name = (self.derived, key[1:]) if key.startswith("+") else (self.fields, key)
+        if name not in entries:
+            raise KeyError(f"mapping table {self.name!r} has no {'derived record' if key.startswith('+') else 'field'} "
+                           f"{name!r}")
+        entry = entries[name]
         root = key.lstrip("+").split(".")[0].split("[")[0]
         scope = entry.get("scope") or self.meta.get("scopes", {}).get(root, "conversation")
         return LossSpec(kind=entry.get("loss") or self.meta.get("loss", "unmapped_field"), scope=scope,

@@ -77,7 +77,7 @@ def detect(doc: object) -> Format | None:
 
 
 def namespaces() -> frozenset[str]:
-    return frozenset(f.namespace for f in registry().values() if f.namespace)
+    return frozenset(ns for f in registry().values() if (ns := getattr(f, "namespace", None)))
 
 
 def loss_kinds() -> dict[str, str]:

@@ -60,7 +60,8 @@ class Options:
     def __post_init__(self) -> None:
         if self.on_loss not in LOSS_POLICIES:
             raise UsageError(f"on_loss {self.on_loss!r} is not one of {', '.join(LOSS_POLICIES)}")
-        object.__setattr__(self, "fail_on", frozenset(self.fail_on))
+        kinds = (self.fail_on,) if isinstance(self.fail_on, str) else self.fail_on  # one kind, or several
+        object.__setattr__(self, "fail_on", frozenset(kinds))
 
 
 @dataclass
@@ -102,7 +103,7 @@ class Format(Protocol):
 
     @property
     def namespace(self) -> str | None:
-        """Where its format-only fields live in IR ``native`` (None: it has none)."""
+        """Where its format-only fields live in IR ``native`` (None, or absent: it has none)."""
         ...
 
     def detect(self, doc: Any) -> bool:

@@ -26,13 +26,20 @@ from rich.text import Text
 
 from asif_convert import batch as core
 from asif_convert._cli.common import (
+    DEFAULT_LIMITS as LIM,
+)
+from asif_convert._cli.common import (
     CompactOpt,
     FailOnOpt,
     LossPolicy,
+    MaxBytesOpt,
+    MaxDepthOpt,
+    MaxStringOpt,
     NoResidualOpt,
     NoValidateOpt,
     OnLossOpt,
     StrictOpt,
+    build_limits,
     build_options,
     check_formats,
     internal_error,
@@ -157,7 +164,7 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         table.add_column("losses", justify="right")
         table.add_column("files", justify="right")
         for kind, n in s.loss_counts.most_common(s.top):
-            table.add_row(kind, str(n), str(s.loss_files[kind]))
+            table.add_row(Text(kind), str(n), str(s.loss_files[kind]))
         console.print(table)
 
     if s.slowest:
@@ -165,7 +172,7 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         slow.add_column("file", overflow="fold")
         slow.add_column("seconds", justify="right")
         for seconds, path in s.slowest_files()[:5]:
-            slow.add_row(path, f"{seconds:.3f}")
+            slow.add_row(Text(path), f"{seconds:.3f}")
         console.print(slow)
 
     if s.failures:
@@ -174,7 +181,8 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         fails.add_column("status")
         fails.add_column("reason", overflow="fold")
         for rec in s.failures[: s.top * 2]:
-            fails.add_row(rec.input, rec.status, (rec.error or "").splitlines()[0] if rec.error else "")
+            # Text, not markup: a reason ends in its rule id in brackets, which markup would eat
+            fails.add_row(Text(rec.input), rec.status, Text((rec.error or "").splitlines()[0] if rec.error else ""))
         console.print(fails)
         if s.failed > s.top * 2:
             console.print(f"... and {s.failed - s.top * 2} more failures (see the manifest)")
@@ -210,6 +218,9 @@ def batch(
     no_residual: NoResidualOpt = False,
     on_loss: OnLossOpt = LossPolicy.warn,
     fail_on: FailOnOpt = None,
+    max_bytes: MaxBytesOpt = LIM.max_bytes,
+    max_depth: MaxDepthOpt = LIM.max_depth,
+    max_string: MaxStringOpt = LIM.max_string,
 ) -> None:
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
@@ -228,7 +239,8 @@ def batch(
     manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops a batch as Ctrl-C does
     try:
-        core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact, workers=workers,
+        core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
+                     limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
                      manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
                      summary=summary)
     except InvalidInput as exc:

@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from datetime import UTC, datetime
@@ -17,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from asif_convert._errors import ConversionError
+from asif_convert._limits import Limits
 from asif_convert._registry import get, registry
 from asif_convert._version import __version__
 from asif_convert.batch._discover import Found, Refused, check_sources, classify, discover, inside
@@ -39,10 +42,12 @@ from asif_convert.plugin import Options
 _EXTERNAL_PARALLELISM = 8  # window sizing for a caller's executor when ``workers`` does not say
 
 
-def settings_key(to: str, source: str | None, options: Options, compact: bool) -> str:
+def settings_key(to: str, source: str | None, options: Options, compact: bool, limits: Limits | None = None) -> str:
     """A digest of everything that shapes an outcome: a rerun with other settings redoes all."""
     opts = {k: sorted(v) if isinstance(v, set | frozenset) else v for k, v in sorted(vars(options).items())}
-    blob = msgspec.json.encode([__version__, to, source, opts, compact])
+    bounds = sorted(vars(limits or Limits()).items())
+    plugins = sorted((f.name, type(f).__module__) for f in registry().values())
+    blob = msgspec.json.encode([__version__, to, source, opts, compact, bounds, plugins])
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -85,14 +90,14 @@ def clean_stale_temps(outdir: str | os.PathLike[str]) -> int:
     return removed
 
 
-def migrate(sources: Iterable[str | os.PathLike[str]], outdir: str | os.PathLike[str], *, to: str = "asif",
-            source: str | None = None, options: Options | None = None, compact: bool = False,
-            executor: Executor | None = None, workers: int | None = None,
+def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], outdir: str | os.PathLike[str], *,
+            to: str = "asif", source: str | None = None, options: Options | None = None, compact: bool = False,
+            limits: Limits | None = None, executor: Executor | None = None, workers: int | None = None,
             manifest: str | os.PathLike[str] | bool = True, force: bool = False, pattern: str = DEFAULT_PATTERN,
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
             summary: Summary | None = None) -> Report:
-    """Convert every file under ``sources`` into ``outdir``, mirroring the tree.
+    """Convert every file under ``sources`` (one path, or several) into ``outdir``, mirroring the tree.
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
     ``Client.get_executor()``; pass ``workers`` to say how many tasks it runs at once); by default
@@ -103,28 +108,34 @@ def migrate(sources: Iterable[str | os.PathLike[str]], outdir: str | os.PathLike
 
     Every file's outcome goes to ``manifest`` (default ``OUTDIR/manifest.jsonl``; ``False`` for
     none, which also disables resume) and to ``on_result``; ``force`` redoes files a previous
-    run converted. Running totals go to ``summary`` (pass your own to keep them if interrupted).
+    run converted. ``limits`` bound what is read from each file, as for one conversion. Running
+    totals go to ``summary`` (pass your own to keep them if interrupted).
     One run at a time may use an OUTDIR (a second is refused with :class:`UsageError`).
     Ctrl-C (KeyboardInterrupt) cancels what has not started, waits for the files being
     converted and records them, then propagates; outputs are written atomically.
     """
     options = options or Options()
+    limits = limits or Limits()
     for name in filter(None, (to, source)):
-        get(name)  # a usage error naming the installed formats
+        try:
+            get(name)
+        except ConversionError as exc:
+            raise UsageError(str(exc)) from None
     if workers is not None and workers < 0:
         raise UsageError("workers must be 0 or more")
-    srcs = check_sources(sources)
+    srcs = check_sources([sources] if isinstance(sources, str | os.PathLike) else sources)
     out = Path(outdir)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
-    spec = Spec(to=to, source=source, options=options, compact=compact, outdir=os.path.abspath(out),
-                outdir_real=os.path.realpath(out), roots=tuple(os.path.realpath(classify(s).base) for s in srcs),
-                settings=settings_key(to, source, options, compact),
-                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
-    for arg, root in zip(srcs, spec.roots, strict=True):
-        if inside(root, [spec.outdir_real]):
+    roots = tuple(os.path.realpath(classify(s).base) for s in srcs)
+    for arg, root in zip(srcs, roots, strict=True):
+        if inside(root, [os.path.realpath(out)]):
             raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
+    out.mkdir(parents=True, exist_ok=True)
+    spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
+                outdir_real=os.path.realpath(out), roots=roots,
+                settings=settings_key(to, source, options, compact, limits),
+                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
     mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
 
     with OutdirLock(out):
@@ -150,6 +161,8 @@ class _Pool:
         self.owned = executor is None
         self.workers = default_workers() if workers is None else workers
         self.parallelism = max(1, self.workers) if self.owned else max(1, workers or _EXTERNAL_PARALLELISM)
+        # what the progress display may say: worker processes of our own, or what the caller told us
+        self.shown_workers = (self.workers or None) if self.owned else workers
         self._processes: list[multiprocessing.process.BaseProcess] = []  # an owned pool's, to end if abandoned
         self.executor: Executor = executor if executor is not None else self._start()
         self.abandoned = False
@@ -203,12 +216,14 @@ class _Run:
         self.results: list[FileResult] = []
         self.book: Manifest | None = None
         self.seen: dict[str, str] = {}  # output key -> input, to refuse a second input for one output
-        self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor]] = {}
+        # each task in flight: its files, the executor it ran on, and whether it is a retry
+        self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor, bool]] = {}
+        self.suspects: deque[Task] = deque()  # files of tasks a dying worker took down, to retry alone
 
     def execute(self, book: Manifest | None, pool: _Pool, max_in_flight: int | None, chunk_size: int | None) -> None:
         self.book = book
         total_files = total_bytes = 0
-        for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
+        for item in self._discover():
             total_files += 1
             total_bytes += item.size if isinstance(item, Found) else 0
         self.summary.total_files, self.summary.total_bytes = total_files, total_bytes
@@ -217,8 +232,7 @@ class _Run:
         # small tasks amortize per-task overhead; enough of them keep all workers busy
         size = chunk_size or max(1, min(32, total_files // (pool.parallelism * 16)))
         if self.progress is not None:
-            shown = pool.parallelism if pool.owned or pool.workers else None
-            self.progress.start(total_files, total_bytes, shown)
+            self.progress.start(total_files, total_bytes, pool.shown_workers)
         work = self._chunks(size)
         try:
             self._fill(pool, work, window)
@@ -236,24 +250,37 @@ class _Run:
                 self.progress.stop()
 
     def _fill(self, pool: _Pool, work: Iterator[list[Task]], window: int) -> None:
+        if self.suspects:  # one at a time, nothing beside it: a death then names its file
+            if not self.pending:
+                self._submit(pool, [self.suspects.popleft()], retry=True)
+            return
         while len(self.pending) < window:
             chunk = next(work, None)
             if chunk is None:
                 return
-            fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
-            self.pending[fut] = (chunk, ran_on)
+            self._submit(pool, chunk, retry=False)
+
+    def _submit(self, pool: _Pool, chunk: list[Task], *, retry: bool) -> None:
+        fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
+        self.pending[fut] = (chunk, ran_on, retry)
 
     def _collect_done(self, pool: _Pool) -> None:
         done, _ = wait(list(self.pending), return_when=FIRST_COMPLETED)
         for fut in done:
-            chunk, ran_on = self.pending.pop(fut)
+            chunk, ran_on, retry = self.pending.pop(fut)
             if fut.cancelled():
                 continue
             try:
                 recs = fut.result()
             except BrokenExecutor as exc:
-                recs = [_crashed(self.spec, t, exc) for t in chunk]
+                # A worker died (killed, out of memory): every task on that pool fails, most of them
+                # innocent or never started. Each of their files gets one more try, alone, so only
+                # a file that kills a worker by itself is recorded as failed.
                 pool.replace(ran_on)
+                if not retry:
+                    self.suspects.extend(chunk)
+                    continue
+                recs = [_crashed(self.spec, t, exc) for t in chunk]
             except Exception as exc:
                 recs = [_crashed(self.spec, t, exc) for t in chunk]
             for rec in recs:
@@ -283,8 +310,18 @@ class _Run:
         if self.on_result is not None:
             self.on_result(rec)
 
-    def _tasks(self) -> Iterator[Task]:
+    def _discover(self) -> Iterator[Found | Refused]:
+        """The files of the run, each once: a file reached twice at the same relative path (a
+        source named twice, a folder and a file in it) is one input. Both passes use this."""
+        seen: set[tuple[str, tuple[str, ...] | None]] = set()
         for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
+            key = (os.path.realpath(item.path), item.rel)
+            if key not in seen:
+                seen.add(key)
+                yield item
+
+    def _tasks(self) -> Iterator[Task]:
+        for item in self._discover():
             try:
                 rel = output_path(item.rel, self.spec.to) if item.rel else None
             except ValueError as exc:
@@ -295,9 +332,8 @@ class _Run:
             elif rel is None:
                 self._record(_refused(self.spec, item.path, None, "no output name"))
             elif rel in self.seen:
-                if os.path.realpath(self.seen[rel]) != os.path.realpath(item.path):  # not just named twice
-                    why = f"its output {rel} is already the output of {self.seen[rel]}"
-                    self._record(_refused(self.spec, item.path, None, why))
+                why = f"its output {rel} is already the output of {self.seen[rel]}"
+                self._record(_refused(self.spec, item.path, None, why))
             else:
                 self.seen[rel] = item.path
                 expect = None if self.force or self.book is None else self.book.previous(rel, self.spec.settings)
@@ -336,6 +372,10 @@ def _refused(spec: Spec, path: str, rel: str | None, reason: str) -> FileResult:
 
 
 def _crashed(spec: Spec, task: Task, exc: BaseException) -> FileResult:
-    return FileResult(input=task.input, output=task.output, status=INTERNAL, target_format=spec.to,
-                      error=f"the worker failed ({type(exc).__name__}: {exc}) while converting this file or "
-                            "another of the same task; rerun to retry", settings=spec.settings, run=spec.run)
+    if isinstance(exc, BrokenExecutor):
+        why = ("the worker process died while converting this file (killed, or out of memory: see "
+               "--max-bytes); rerun to retry")
+    else:
+        why = f"the task converting this file failed ({type(exc).__name__}: {exc}); rerun to retry"
+    return FileResult(input=task.input, output=task.output, status=INTERNAL, target_format=spec.to, error=why,
+                      settings=spec.settings, run=spec.run)

@@ -7,6 +7,7 @@ import gc
 import hashlib
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from asif_convert import _jsonio as jsonio
-from asif_convert._errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, ConversionError, InvalidInput, Problem
+from asif_convert._errors import ConversionError, InvalidInput, LossPolicyError, OutputError, Problem
+from asif_convert._limits import Limits
 from asif_convert._pipeline import convert
 from asif_convert.batch._discover import inside
 from asif_convert.batch._paths import Unsafe, safe_target
@@ -23,6 +25,7 @@ from asif_convert.plugin import Options
 
 MAX_PROBLEMS = 20  # problems kept per failed file in the manifest
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_STATUS: dict[type[ConversionError], str] = {LossPolicyError: POLICY, OutputError: UNWRITABLE}
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Spec:
     source: str | None
     options: Options
     compact: bool
+    limits: Limits
     outdir: str
     outdir_real: str
     roots: tuple[str, ...]
@@ -49,9 +53,12 @@ class Task(NamedTuple):
 
 def init_worker(parent: int) -> None:
     """Set up a local worker process: it leaves Ctrl-C to the parent (which stops the batch
-    cleanly), dies with the parent (a killed batch leaves no orphans), and runs without the cyclic
-    collector (documents are trees; scanning millions of fresh objects costs a third of the time)."""
+    cleanly), ends on SIGTERM as a process does by default (the handler it was forked with turns
+    SIGTERM into Ctrl-C for the parent only), dies with the parent (a killed batch leaves no
+    orphans), and runs without the cyclic collector (documents are trees; scanning millions of
+    fresh objects costs a third of the time)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with(parent)
     gc.disable()
 
@@ -89,7 +96,7 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     try:
         if task.confined and not inside(os.path.realpath(task.input), spec.roots):
             raise Unsafe("the input now resolves outside the source roots")
-        data, _ = jsonio.read_input(task.input)  # refuses an oversized file from its size, unread
+        data, _ = jsonio.read_input(task.input, spec.limits)  # refuses an oversized file from its size, unread
     except Unsafe as exc:
         return _finish(res, t0, status=REFUSED, error=str(exc))
     except InvalidInput as exc:
@@ -102,16 +109,17 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     target = os.path.join(spec.outdir, *task.output.split("/"))
     if task.expect is not None and task.expect[0] == res.input_sha256:
         try:
-            if os.stat(target).st_size == task.expect[1]:
+            st = os.lstat(target)  # a symlink planted where the output was is no output
+            if stat.S_ISREG(st.st_mode) and st.st_size == task.expect[1]:
                 return _finish(res, t0, status=UNCHANGED)
         except OSError:
             pass
 
     try:
         result = convert(data, to=spec.to, source=spec.source, options=spec.options, name=task.input,
-                         compact=spec.compact)
+                         compact=spec.compact, limits=spec.limits)
     except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
-        status = {EXIT_INVALID_INPUT: INVALID, EXIT_INTERNAL: INTERNAL}.get(exc.exit_code, POLICY)
+        status = _STATUS.get(type(exc), INVALID if isinstance(exc, InvalidInput) else INTERNAL)
         return _finish(res, t0, status=status, error=str(exc), problems=_problems(getattr(exc, "problems", [])))
     except Exception as exc:  # a bug in a reader or writer: this file fails, the batch goes on
         return _finish(res, t0, status=INTERNAL, error=f"{type(exc).__name__}: {exc}")
