@@ -10,7 +10,7 @@ from typing import Any
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem
-from asif_convert._limits import Limits
+from asif_convert._limits import Limits, check_output
 from asif_convert._registry import detect, get, namespaces
 from asif_convert._validation.files import path_resource_problems
 from asif_convert.plugin import Context, Format, Options
@@ -83,8 +83,10 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
                                 "Please report this bug.", bad)
     losses = ctx.losses()
     _apply_loss_policy(losses, options, name)
-    return Result(output=jsonio.encode(out, compact=compact), document=out, source_format=src.name,
-                  target_format=dst.name, losses=losses, warnings=problems)
+    output = jsonio.encode(out, compact=compact)
+    check_output(output, out, limits or Limits(), name)  # what we write must read back under these limits
+    return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
+                  warnings=problems)
 
 
 def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:

@@ -7,15 +7,16 @@ from typing import Any
 
 from asif_convert import ir
 from asif_convert._errors import InvalidInput
+from asif_convert._limits import Limits
 from asif_convert._pipeline import load, new_context
 from asif_convert.plugin import Options
 
 _EXAMPLES = 3
 
 
-def summarize(data: bytes, name: str = "<input>") -> dict[str, Any]:
+def summarize(data: bytes, name: str = "<input>", limits: Limits | None = None) -> dict[str, Any]:
     """A JSON-ready summary of one document of any installed format."""
-    raw, fmt = load(data, name=name)
+    raw, fmt = load(data, name=name, limits=limits)
     problems = fmt.validate(raw)
     if any(p.rule in ("json", "schema") for p in problems):
         raise InvalidInput(problems, name)

@@ -89,6 +89,9 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
         jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
     jsonio.write_output(output, result.output)
     _summary(result, name, output, options.on_loss)
+    if len(result.output) > limits.max_bytes:
+        err(f"  note: the output is {len(result.output):,} bytes, more than --max-bytes {limits.max_bytes:,}: "
+            "give a larger --max-bytes to read it back")
 
 
 def _report(result: Result, name: str) -> dict[str, Any]:

@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from asif_convert import _jsonio as jsonio
-from asif_convert._cli.common import check_formats, guard
+from asif_convert._cli.common import DEFAULT_LIMITS as LIM
+from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, check_formats, guard
 from asif_convert._compare import RECORD_KEYS, differences
 from asif_convert._errors import EXIT_USAGE
+from asif_convert._limits import Limits
 from asif_convert._pipeline import convert, load
 from asif_convert._summary import group_losses, summarize
 from asif_convert.plugin import Options
@@ -24,17 +26,19 @@ _out = Console(highlight=False, soft_wrap=True)
 
 def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document, or - for standard input.")],
             to: Annotated[str | None, typer.Option(
-                "--to", help="Dry run: also list the losses converting to this format would record "
-                             "(nothing is written).")] = None,
-            as_json: JsonOpt = False) -> None:
+                "--to", metavar="FORMAT", help="Dry run: also list the losses converting to this format would record "
+                                               "(nothing is written).")] = None,
+            as_json: JsonOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+            max_string: MaxStringOpt = LIM.max_string) -> None:
     """Show a document's format, counts, branches, coverage and losses."""
     check_formats(to)
+    limits = build_limits(max_bytes, max_depth, max_string)
 
     def run() -> None:
-        data, name = jsonio.read_input(file)
-        summary = summarize(data, name)
+        data, name = jsonio.read_input(file, limits)
+        summary = summarize(data, name, limits)
         if to is not None:
-            result = convert(data, to=to, name=name, options=Options())
+            result = convert(data, to=to, name=name, options=Options(), limits=limits)
             summary["dry_run"] = {"to": to, "losses": group_losses(result.losses)}
         if as_json:
             sys.stdout.buffer.write(jsonio.encode(summary))
@@ -45,17 +49,20 @@ def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document
 
 
 def diff(a: Annotated[str, typer.Argument(metavar="A")], b: Annotated[str, typer.Argument(metavar="B")],
-         as_json: JsonOpt = False) -> None:
+         as_json: JsonOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+         max_string: MaxStringOpt = LIM.max_string) -> None:
     """Show what differs between two documents of one format (records matched by id); exit 1 if any."""
     changes: list[dict[str, Any]] = []
+    limits = build_limits(max_bytes, max_depth, max_string)
 
     def run() -> None:
-        (raw_a, fmt_a), (raw_b, fmt_b) = (_load(p) for p in (a, b))
+        (raw_a, fmt_a), (raw_b, fmt_b) = (_load(p, limits) for p in (a, b))
         if fmt_a.name != fmt_b.name:
             typer.echo(f"error: {a} is {fmt_a.name} but {b} is {fmt_b.name}; diff compares documents of one "
                        "format (convert one first)", err=True)
             raise typer.Exit(EXIT_USAGE)
-        changes.extend(differences(raw_a, raw_b, fmt_a.name))
+        if raw_a != raw_b:  # equal documents need no structural comparison (which recurses per level)
+            changes.extend(differences(raw_a, raw_b, fmt_a.name))
         if as_json:
             sys.stdout.buffer.write(jsonio.encode({"equal": not changes, "format": fmt_a.name, "changes": changes}))
         elif not changes:
@@ -68,9 +75,9 @@ def diff(a: Annotated[str, typer.Argument(metavar="A")], b: Annotated[str, typer
         raise typer.Exit(1)
 
 
-def _load(path: str) -> tuple[Any, Any]:
-    data, name = jsonio.read_input(path)
-    return load(data, name=name)
+def _load(path: str, limits: Limits) -> tuple[Any, Any]:
+    data, name = jsonio.read_input(path, limits)
+    return load(data, name=name, limits=limits)
 
 
 def _print_summary(s: dict[str, Any]) -> None:

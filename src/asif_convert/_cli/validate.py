@@ -10,6 +10,8 @@ import msgspec
 import typer
 
 from asif_convert import _jsonio as jsonio
+from asif_convert._cli.common import DEFAULT_LIMITS as LIM
+from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits
 from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError
 from asif_convert._pipeline import load
 from asif_convert._pipeline import validate as validate_document
@@ -28,15 +30,18 @@ def formats() -> None:
 def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
              as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False,
              base_dir: Annotated[Path | None, typer.Option(
-                 "--base-dir", help="Also check ASIF resources embedded by path, inside this directory only "
-                                    "(paths in documents are never opened otherwise).")] = None) -> None:
+                 "--base-dir", metavar="DIR", help="Also check ASIF resources embedded by path, inside this directory "
+                                                   "only (paths in documents are never opened otherwise).")] = None,
+             max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+             max_string: MaxStringOpt = LIM.max_string) -> None:
     """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
+    limits = build_limits(max_bytes, max_depth, max_string)
     results: dict[str, dict[str, Any]] = {}
     for path in files:
         fmt_name: str | None
         try:
-            data, name = jsonio.read_input(path)
-            raw, fmt = load(data, name=name)
+            data, name = jsonio.read_input(path, limits)
+            raw, fmt = load(data, name=name, limits=limits)
             problems, fmt_name = validate_document(raw, format=fmt.name, base_dir=base_dir), fmt.name
         except ConversionError as exc:
             problems, fmt_name = getattr(exc, "problems", []), None
