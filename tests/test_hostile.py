@@ -136,10 +136,25 @@ def test_top_level_not_an_object(tmp_path, content, kind):
 # -- the wrong document --------------------------------------------------------------------------
 
 
-def test_the_other_format_is_refused_by_its_schema(tmp_path):
-    refused(tmp_path, SESSION.read_bytes(), "", "'format' is a required property", rule="schema")
-    refused(tmp_path, CHAT.read_bytes(), "", "'asif_version' is a required property", command="to-continuity",
-            rule="schema")
+def test_the_other_format_is_refused_in_one_line_with_the_right_command(tmp_path):
+    src = tmp_path / "input.json"
+    err = refused(tmp_path, SESSION.read_bytes(), "", "this is an ASIF 0.4 session document (urn:asif:0.4:session), "
+                  "not an agent-continuity export (format: agent-continuity-export); to convert it, run: "
+                  f"asif-convert to-continuity {src}", rule="format")
+    assert len(err.splitlines()) == 2  # "error: FILE: invalid input", then the one problem
+    err = refused(tmp_path, CHAT.read_bytes(), "", "this is an agent-continuity export (format: agent-continuity-"
+                  "export), not an ASIF 0.4 session document (urn:asif:0.4:session); to convert it, run: "
+                  f"asif-convert from-continuity {src}", command="to-continuity", rule="format")
+    assert len(err.splitlines()) == 2 and "'streams'" not in err
+    refused(tmp_path, CHAT.read_bytes(), "", "leave out --from to read it as continuity", "--from", "asif",
+            "--to", "asif", command="convert", rule="format")
+
+
+def test_a_broken_document_of_the_forced_format_still_gets_its_schema_errors(tmp_path):
+    """Only a document another format claims is 'the other format'; a damaged one is not."""
+    doc = load(CHAT)
+    doc["format"] = "agent-continuity-exprot"
+    refused(tmp_path, dumps(doc), "/format", "'agent-continuity-export' was expected", rule="schema")
 
 
 def test_unknown_format(tmp_path):

@@ -8,15 +8,19 @@ review the diff.
 
 from __future__ import annotations
 
+import datetime
+import json
+import math
 import os
 
 import pytest
 from typer.testing import CliRunner
 
+from asif_convert import InvalidInput, Limits, UsageError, convert, ensure_valid, validate
 from asif_convert._cli.app import app
 from asif_convert._registry import loss_kinds
 
-from .conftest import CONTINUITY_FILES, ROOT
+from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, ROOT
 
 runner = CliRunner()
 EXPORT = CONTINUITY_FILES[1]  # a plain chat
@@ -103,3 +107,115 @@ def test_an_internal_error_exits_3_with_or_without_debug(tmp_path, monkeypatch, 
     assert "internal error: RuntimeError: boom" in res.stderr
     assert ("Traceback" in res.stderr) == bool(debug)
     assert not out.exists()
+
+
+# -- library inputs ---------------------------------------------------------------------------
+
+def _inputs(path):
+    data = path.read_bytes()
+    return {"bytes": data, "bytearray": bytearray(data), "str": data.decode(), "path": path,
+            "dict": json.loads(data)}
+
+
+@pytest.mark.parametrize("kind", ["bytes", "bytearray", "str", "path", "dict"])
+def test_convert_takes_every_documented_input(kind):
+    expected = convert(EXPORT.read_bytes(), to="asif", name=str(EXPORT))
+    result = convert(_inputs(EXPORT)[kind], to="asif", name=str(EXPORT))
+    assert result.output == expected.output
+    assert result.losses == expected.losses
+
+
+@pytest.mark.parametrize("kind", ["bytes", "bytearray", "str", "path", "dict"])
+def test_validate_takes_what_convert_takes(kind, tmp_path):
+    assert validate(_inputs(EXPORT)[kind]) == []
+    doc = json.loads(EXPORT.read_bytes())
+    doc["messages"][0]["role"] = "robot"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    problems = validate(_inputs(bad)[kind])
+    assert problems and problems == validate(bad.read_bytes())
+    with pytest.raises(InvalidInput):
+        convert(_inputs(bad)[kind], to="asif")
+
+
+def test_a_path_names_the_file_in_errors(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text("{")
+    with pytest.raises(InvalidInput) as caught:
+        convert(bad, to="asif")
+    assert caught.value.source == str(bad) and str(bad) in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [None, 42, 1.5, ("a",), {"format"}, object()])
+def test_anything_else_is_a_usage_error_that_says_what_is_accepted(value):
+    for call in (lambda: convert(value, to="asif"), lambda: validate(value)):
+        with pytest.raises(UsageError) as caught:
+            call()
+        message = str(caught.value)
+        assert type(value).__name__ in message
+        assert all(word in message for word in ("bytes", "str", "os.PathLike", "dict"))
+
+
+def test_a_path_given_as_str_gets_a_hint():
+    with pytest.raises(InvalidInput) as caught:
+        convert(str(EXPORT), to="asif")
+    assert "pass a pathlib.Path to read a file" in caught.value.problems[0].message
+
+
+@pytest.mark.parametrize(("mutate", "path", "reason"), [
+    (lambda d: d["messages"][0].__setitem__("content_json", {"when": datetime.date(2024, 1, 1)}),
+     "/messages/0/content_json/when", "a date is not a JSON value"),
+    (lambda d: d["messages"][0].__setitem__("content_json", ("a", "tuple")), "/messages/0/content_json",
+     "a tuple is not a JSON value"),
+    (lambda d: d["messages"][0].__setitem__("content_json", {"x": math.nan}), "/messages/0/content_json/x",
+     "nan is not a JSON number"),
+    (lambda d: d["messages"][0].__setitem__("content_json", {1: "one"}), "/messages/0/content_json",
+     "the key 1 is not a string; JSON object keys are strings"),
+])
+def test_a_parsed_document_must_hold_json_values_only(mutate, path, reason):
+    doc = json.loads(EXPORT.read_bytes())
+    mutate(doc)
+    for call in (lambda: convert(doc, to="asif"), lambda: ensure_valid(doc)):
+        with pytest.raises(InvalidInput) as caught:
+            call()
+        [problem] = caught.value.problems
+        assert problem.path == path and problem.message.startswith(reason)
+
+
+def test_a_parsed_document_is_checked_against_the_limits():
+    doc = json.loads(EXPORT.read_bytes())
+    doc["messages"][0]["content_json"] = json.loads("[" * 20 + "]" * 20)
+    problems = validate(doc, limits=Limits(max_depth=10))
+    assert [p.rule for p in problems] == ["limit"] and "nested more than 10 levels" in problems[0].message
+    with pytest.raises(InvalidInput):
+        convert(doc, to="asif", limits=Limits(max_depth=10))
+
+
+# -- same-format conversions: a checked copy --------------------------------------------------
+
+@pytest.mark.parametrize("path", [CONTINUITY_FILES[13], ASIF_EXAMPLES[0]], ids=lambda p: p.stem)
+def test_a_same_format_conversion_is_a_checked_copy_with_no_losses(path):
+    fmt = "continuity" if path in CONTINUITY_FILES else "asif"
+    result = convert(path.read_bytes(), to=fmt)
+    assert result.losses == [] and result.source_format == result.target_format == fmt
+    assert json.loads(result.output) == json.loads(path.read_bytes())
+
+
+def test_the_copy_says_so_and_reports_no_losses(tmp_path):
+    out, report = tmp_path / "o.json", tmp_path / "r.json"
+    src = CONTINUITY_FILES[13]
+    res = invoke("convert", src, "--to", "continuity", "-o", out, "--report", report, "--compact",
+                 "--on-loss", "error")
+    assert res.exit_code == 0, res.stderr
+    assert "(continuity, a checked copy of the input)" in res.stderr and "0 losses" in res.stderr
+    assert json.loads(out.read_bytes()) == json.loads(src.read_bytes()) and out.read_bytes().count(b"\n") == 1
+    rep = json.loads(report.read_bytes())
+    assert rep["losses"] == [] and rep["loss_counts"] == {}
+
+
+def test_a_copy_that_would_repeat_an_error_is_refused(tmp_path):
+    doc = json.loads(ASIF_EXAMPLES[0].read_bytes())
+    doc["events"][0]["actor_id"] = "nobody"
+    with pytest.raises(InvalidInput) as caught:
+        convert(json.dumps(doc), to="asif")
+    assert any(p.path == "/events/0/actor_id" for p in caught.value.problems)
