@@ -219,3 +219,26 @@ def test_a_copy_that_would_repeat_an_error_is_refused(tmp_path):
     with pytest.raises(InvalidInput) as caught:
         convert(json.dumps(doc), to="asif")
     assert any(p.path == "/events/0/actor_id" for p in caught.value.problems)
+
+
+# -- coverage detail ----------------------------------------------------------------------------
+
+def _tools_coverage(doc):
+    out = json.loads(convert(json.dumps(doc), to="asif").output)
+    return next(c for c in out["coverage"] if c["scope"] == "tools")
+
+
+def test_tools_coverage_says_dialect_content_was_interpreted_when_it_holds_no_calls():
+    doc = json.loads(EXPORT.read_bytes())
+    for m in doc["messages"]:
+        m["content_json"] = [{"type": "text", "text": m["text_content"]}]  # Anthropic content blocks, no tools
+    tools = _tools_coverage(doc)
+    assert tools["status"] == "not_inspected"  # continuity events could still hold tool activity
+    assert "was not interpreted" not in tools["detail"]
+    assert tools["detail"].startswith("Message content in Anthropic Messages shape was interpreted and holds no "
+                                      "tool calls")
+
+
+def test_tools_coverage_without_any_dialect_content_is_unchanged():
+    tools = _tools_coverage(json.loads(EXPORT.read_bytes()))
+    assert tools["status"] == "not_inspected" and "was not interpreted" in tools["detail"]
