@@ -12,6 +12,7 @@ import datetime
 import json
 import math
 import os
+from collections import Counter
 
 import pytest
 from typer.testing import CliRunner
@@ -242,3 +243,52 @@ def test_tools_coverage_says_dialect_content_was_interpreted_when_it_holds_no_ca
 def test_tools_coverage_without_any_dialect_content_is_unchanged():
     tools = _tools_coverage(json.loads(EXPORT.read_bytes()))
     assert tools["status"] == "not_inspected" and "was not interpreted" in tools["detail"]
+
+
+# -- inspect: the input's own counts, and a conversion's apart ----------------------------------
+
+MIXED = CONTINUITY_FILES[13]  # 25 messages, 10 events, no participants
+
+
+def test_inspect_counts_what_a_continuity_export_holds():
+    s = json.loads(invoke("inspect", MIXED, "--json").stdout)
+    raw = json.loads(MIXED.read_bytes())
+    assert s["counts"] == {
+        "branches": 2, "messages": 25, "messages_by_role": {"user": 6, "assistant": 12, "tool": 7},
+        "events": 10, "events_by_event_type": dict(Counter(e["event_type"] for e in raw["events"])),
+        "checkpoints": 2, "native_states": 2, "artifacts": 2,
+    }
+    assert "participants" not in s["counts"]  # an ASIF notion: only in what a conversion would produce
+    as_asif = s["as_asif"]
+    expected = json.loads(convert(MIXED.read_bytes(), to="asif").output)
+    assert as_asif["counts"]["events"] == len(expected["events"]) == 42
+    assert as_asif["counts"]["participants"] == len(expected["participants"]) == 4
+    assert [c["scope"] for c in as_asif["coverage"]] == [c["scope"] for c in expected["coverage"]]
+    assert [b["id"] for b in as_asif["branches"]] == [b["id"] for b in expected["branches"]]
+
+
+def test_inspect_labels_the_conversion_section():
+    out = invoke("inspect", MIXED).stdout
+    own, _, converted = out.partition("As an ASIF session (what converting this continuity document would produce; "
+                                      "nothing is written):")
+    assert converted, out
+    assert "Contents of the continuity document" in own and "participants" not in own
+    assert "participants" in converted and "Coverage" in converted
+
+
+def test_inspect_of_an_asif_session_has_no_conversion_section():
+    s = json.loads(invoke("inspect", ASIF_EXAMPLES[0], "--json").stdout)
+    assert "as_asif" not in s and s["counts"]["events"] == len(json.loads(ASIF_EXAMPLES[0].read_bytes())["events"])
+
+
+def test_inspect_prints_ids_as_they_are(tmp_path):
+    """Names and ids are data: a '[tag]' in them is printed, not taken for markup."""
+    doc = json.loads(EXPORT.read_bytes())
+    old = doc["session"]["active_branch_id"]
+    new = "main[bold]"
+    text = json.dumps(doc).replace(json.dumps(old), json.dumps(new))
+    src = tmp_path / "odd[x].json"
+    src.write_text(text)
+    res = invoke("inspect", src)
+    assert res.exit_code == 0, res.stderr
+    assert "main[bold]" in res.stdout and "odd[x].json" in res.stdout

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
@@ -21,7 +22,7 @@ from asif_convert._summary import group_losses, summarize
 from asif_convert.plugin import Options
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-_out = Console(highlight=False, soft_wrap=True)
+_out = Console(highlight=False, soft_wrap=True, markup=False)  # ids and names are data: no [markup] in them
 
 
 def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document, or - for standard input.")],
@@ -81,28 +82,44 @@ def _load(path: str, limits: Limits) -> tuple[Any, Any]:
 
 
 def _print_summary(s: dict[str, Any]) -> None:
-    _out.print(f"[bold]{s['file']}[/bold]: {s['format']} ({s['version']}), session {s['session']['id']!r}"
-               + (f" — {s['session']['title']}" if s["session"]["title"] else ""))
-    counts = Table("what", "count", title="Contents", title_justify="left")
-    for key, value in s["counts"].items():
+    _out.print(Text.assemble((s["file"], "bold"), f": {s['format']} ({s['version']}), session {s['session']['id']!r}"
+                             + (f" — {s['session']['title']}" if s["session"]["title"] else "")))
+    if "as_asif" in s:
+        _print_counts(f"Contents of the {s['format']} document", s["counts"])
+    else:
+        _print_shape(s)
+    _print_losses("Losses recorded in the document", s["losses"])
+    if "as_asif" in s:
+        _out.print(f"\nAs an ASIF session (what converting this {s['format']} document would produce; "
+                   "nothing is written):", style="bold")
+        _print_shape(s["as_asif"])
+    if "dry_run" in s:
+        _print_losses(f"Losses converting to {s['dry_run']['to']} would record", s["dry_run"]["losses"])
+
+
+def _print_counts(title: str, counts_: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+    counts = Table("what", "count", title=title, title_justify="left")
+    for key, value in counts_.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in value.items()) or "—"
         counts.add_row(key.replace("_", " "), str(value))
-    counts.add_row("resources by availability",
-                   ", ".join(f"{k} {v}" for k, v in s["resources_by_availability"].items()) or "—")
+    for key, value in (extra or {}).items():
+        counts.add_row(key, value)
     _out.print(counts)
+
+
+def _print_shape(s: dict[str, Any]) -> None:
+    """An ASIF document's counts, branches and coverage (the document's own, or a conversion's)."""
+    _print_counts("Contents", s["counts"], {"resources by availability": ", ".join(
+        f"{k} {v}" for k, v in s["resources_by_availability"].items()) or "—"})
     branches = Table("branch", "events", "head", title="Branches", title_justify="left")
     for br in s["branches"]:
         branches.add_row(br["id"], str(br["events"]), br["head"] or "—")
     _out.print(branches)
-    if "coverage" in s:
-        coverage = Table("scope", "status", "detail", title="Coverage", title_justify="left")
-        for c in s["coverage"]:
-            coverage.add_row(c["scope"], c["status"], c["detail"])
-        _out.print(coverage)
-    _print_losses("Losses recorded in the document", s["losses"])
-    if "dry_run" in s:
-        _print_losses(f"Losses converting to {s['dry_run']['to']} would record", s["dry_run"]["losses"])
+    coverage = Table("scope", "status", "detail", title="Coverage", title_justify="left")
+    for c in s["coverage"]:
+        coverage.add_row(c["scope"], c["status"], c["detail"])
+    _out.print(coverage)
 
 
 def _print_losses(title: str, losses: dict[str, Any]) -> None:
