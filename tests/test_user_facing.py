@@ -12,6 +12,7 @@ import datetime
 import json
 import math
 import os
+import re
 from collections import Counter
 
 import pytest
@@ -108,6 +109,25 @@ def test_an_internal_error_exits_3_with_or_without_debug(tmp_path, monkeypatch, 
     assert "internal error: RuntimeError: boom" in res.stderr
     assert ("Traceback" in res.stderr) == bool(debug)
     assert not out.exists()
+
+
+# -- what asif-convert writes reads back with the same limits ------------------------------------
+
+def test_an_output_string_longer_than_the_limit_is_refused_not_written(tmp_path):
+    """A native state's payload becomes one JSON text in ASIF: two strings of 600 characters
+    (within --max-string 1000) make one of 1,215, which could not be read back."""
+    doc = json.loads((CONTINUITY_FILES[8]).read_bytes())
+    doc["native_states"][0]["payload"] = {"a": "x" * 600, "b": "y" * 600}
+    src, out = tmp_path / "in.json", tmp_path / "o.json"
+    src.write_text(json.dumps(doc))
+    res = invoke("from-continuity", src, "-o", out, "--max-string", "1000")
+    assert res.exit_code == 1
+    assert ("/resources/0/text: in the output: a string of 1,215 characters, more than the limit of 1,000 "
+            "(--max-string), so it could not be read back with the same limits; raise --max-string to convert "
+            "this input [limit]") in res.stderr
+    assert not out.exists()
+    assert invoke("from-continuity", src, "-o", out, "--max-string", "2000").exit_code == 0
+    assert invoke("validate", out, "--max-string", "2000").exit_code == 0
 
 
 # -- library inputs ---------------------------------------------------------------------------
@@ -292,3 +312,134 @@ def test_inspect_prints_ids_as_they_are(tmp_path):
     res = invoke("inspect", src)
     assert res.exit_code == 0, res.stderr
     assert "main[bold]" in res.stdout and "odd[x].json" in res.stdout
+
+
+# -- the README's exit codes and every quoted message, against the real output -----------------
+
+DOCS = [ROOT / "README.md", ROOT / "docs" / "cli.md"]
+
+
+def readme_exit_codes() -> dict[int, str]:
+    """The README's exit-code table: the markdown table whose header is ``code | meaning``."""
+    rows: dict[int, str] = {}
+    lines = (ROOT / "README.md").read_text().splitlines()
+    for i, line in enumerate(lines):
+        if [c.strip().lower() for c in line.strip().strip("|").split("|")] == ["code", "meaning"]:
+            for row in lines[i + 2:]:
+                if not row.strip().startswith("|"):
+                    break
+                code, meaning = (c.strip() for c in row.strip().strip("|").split("|", 1))
+                rows[int(code)] = meaning
+            break
+    return rows
+
+
+def _scenario(tmp_path, monkeypatch, name):
+    """Run one scenario of the catalogue; returns the CliRunner result."""
+    src = tmp_path / "in.json"
+    src.write_bytes(EXPORT.read_bytes())
+    out = tmp_path / "o.json"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    if name == "internal-crash":
+        from asif_convert._formats.asif import AsifFormat
+        monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: 1 / 0)
+    if name == "internal-invalid-output":
+        from asif_convert._formats.asif import AsifFormat
+        monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: {"asif_version": "0.4"})
+    args = {
+        "converted": ["from-continuity", src, "-o", out],
+        "converted-copy": ["convert", src, "--to", "continuity", "-o", out],
+        "all-valid": ["validate", src],
+        "invalid-json": ["from-continuity", bad, "-o", out],
+        "invalid-other-format": ["to-continuity", src, "-o", out],
+        "invalid-validate": ["validate", bad],
+        "invalid-unwritable": ["from-continuity", src, "-o", tmp_path / "missing" / "o.json"],
+        "usage-unknown-option": ["from-continuity", src, "--bogus"],
+        "usage-missing-argument": ["from-continuity"],
+        "usage-flag-with-value": ["from-continuity", src, "-o", out, "--strict", "true"],
+        "usage-unknown-kind": ["from-continuity", src, "-o", out, "--fail-on", "unmaped_field"],
+        "usage-unknown-format": ["convert", src, "--to", "nope", "-o", out],
+        "usage-over-input": ["from-continuity", src, "-o", src],
+        "usage-bad-limit": ["from-continuity", src, "-o", out, "--max-depth", "0"],
+        "internal-crash": ["from-continuity", src, "-o", out],
+        "internal-invalid-output": ["from-continuity", src, "-o", out],
+        "loss-policy-on-loss": ["from-continuity", src, "-o", out, "--on-loss", "error"],
+        "loss-policy-fail-on": ["from-continuity", src, "-o", out, "--fail-on", "unmapped_field"],
+    }[name]
+    return invoke(*args)
+
+
+# scenario prefix -> words of the README's meaning for its exit code
+MEANINGS = {"converted": "converted", "all-valid": "all files valid", "invalid": "invalid input",
+            "usage": "usage error", "internal": "internal error", "loss-policy": "loss policy"}
+SCENARIOS = ["converted", "converted-copy", "all-valid", "invalid-json", "invalid-other-format", "invalid-validate",
+             "invalid-unwritable", "usage-unknown-option", "usage-missing-argument", "usage-flag-with-value",
+             "usage-unknown-kind", "usage-unknown-format", "usage-over-input", "usage-bad-limit", "internal-crash",
+             "internal-invalid-output", "loss-policy-on-loss", "loss-policy-fail-on"]
+
+
+def _meaning_code(name: str) -> int:
+    prefix = max((p for p in MEANINGS if name.startswith(p)), key=len)
+    words = MEANINGS[prefix]
+    codes = [code for code, meaning in readme_exit_codes().items() if words in meaning.lower()]
+    assert len(codes) == 1, f"the README's exit-code table has {len(codes)} rows meaning {words!r}"
+    return codes[0]
+
+
+def test_the_readme_exit_code_table_is_the_one_the_code_uses():
+    from asif_convert import _errors
+
+    table = readme_exit_codes()
+    assert table, "README.md has no exit-code table (a markdown table with columns 'code | meaning')"
+    constants = {v for k, v in vars(_errors).items() if k.startswith("EXIT_")}
+    assert set(table) == constants
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_scenario_exits_with_the_readme_code_for_its_meaning(tmp_path, monkeypatch, name):
+    res = _scenario(tmp_path, monkeypatch, name)
+    assert res.exit_code == _meaning_code(name), (name, res.output)
+    assert "Traceback" not in res.output
+
+
+def _quoted_messages() -> list[tuple[str, str]]:
+    """Every backtick-quoted error message in the README and docs/cli.md."""
+    found = []
+    for doc in DOCS:
+        for quoted in re.findall(r"`((?:internal )?[Ee]rror: [^`]+)`", doc.read_text()):
+            found.append((doc.name, quoted))
+    return found
+
+
+# Words in quoted messages that stand for a value; '…' and '...' stand for anything.
+PLACEHOLDERS = ("FILE", "IN", "OUT", "PATH", "DIR", "KIND", "N", "FORMAT", "SIZE", "OUTDIR")
+
+
+def _pattern(quoted: str) -> re.Pattern[str]:
+    parts = re.split(r"(…|\.\.\.|\b(?:" + "|".join(PLACEHOLDERS) + r")\b)", quoted)
+    regex = "".join(".*" if p in ("…", "...") else ".+?" if p in PLACEHOLDERS else re.escape(p) for p in parts)
+    return re.compile(regex)
+
+
+@pytest.fixture(scope="module")
+def printed_lines(tmp_path_factory):
+    lines: list[str] = []
+    for name in SCENARIOS:
+        with pytest.MonkeyPatch.context() as mp:
+            res = _scenario(tmp_path_factory.mktemp(name), mp, name)
+        lines += res.output.splitlines()
+    return lines
+
+
+def test_the_docs_quote_messages():
+    """The parametrized check below runs over what the docs quote: make sure it finds them."""
+    assert sum(doc == "cli.md" for doc, _ in _quoted_messages()) >= 5
+
+
+@pytest.mark.parametrize(("doc", "quoted"), _quoted_messages())
+def test_every_quoted_message_is_what_asif_convert_prints(printed_lines, doc, quoted):
+    pattern = _pattern(quoted)
+    assert any(pattern.fullmatch(line.strip()) for line in printed_lines), (
+        f"{doc} quotes {quoted!r}, which no scenario prints; fix the quote, or add the scenario that prints it "
+        "to SCENARIOS in tests/test_user_facing.py")
