@@ -130,6 +130,18 @@ def test_an_output_string_longer_than_the_limit_is_refused_not_written(tmp_path)
     assert invoke("validate", out, "--max-string", "2000").exit_code == 0
 
 
+def test_validate_applies_the_limits_it_is_given_and_nothing_stricter(tmp_path):
+    doc = json.loads(EXPORT.read_bytes())
+    doc["messages"][0]["content_json"] = json.loads("[" * 280 + "]" * 280)
+    src = tmp_path / "deep.json"
+    src.write_text(json.dumps(doc))
+    res = invoke("validate", src, "--max-depth", "300")
+    assert res.exit_code == 0 and f"{src} (continuity): valid" in res.stdout, res.stdout
+    res = invoke("validate", src)
+    assert res.exit_code == 1 and f"{src} (not read): 1 problems" in res.stdout  # not an 'unknown format'
+    assert "nested more than 256 levels" in res.stdout
+
+
 # -- library inputs ---------------------------------------------------------------------------
 
 def _inputs(path):

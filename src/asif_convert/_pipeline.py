@@ -237,14 +237,21 @@ def validate(document: DocumentInput, *, format: str | None = None, base_dir: Pa
     ``document`` is what :func:`convert` accepts. ``format`` forces the format instead of
     detecting it; ``base_dir`` enables checking embedded ASIF resources stored by path, inside
     that directory only."""
+    return validate_as(document, format=format, base_dir=base_dir, name=name, limits=limits)[1]
+
+
+def validate_as(document: DocumentInput, *, format: str | None = None, base_dir: Path | None = None,
+                name: str = "<input>", limits: Limits | None = None) -> tuple[str | None, list[Problem]]:
+    """:func:`validate`, also returning the format the document was validated as (``None``
+    when it could not be read as any)."""
     try:
         raw, fmt = load(document, source=format, name=name, limits=limits)
     except InvalidInput as exc:
-        return exc.problems
+        return None, exc.problems
     problems = fmt.validate(raw)
     if base_dir is not None and fmt.name == "asif" and not any(p.rule == "schema" for p in problems):
         problems += path_resource_problems(raw, base_dir)
-    return problems
+    return fmt.name, problems
 
 
 def ensure_valid(document: DocumentInput, **kwargs: Any) -> None:
