@@ -93,6 +93,25 @@ def test_a_known_loss_kind_is_accepted_and_fires(tmp_path):
     assert res.exit_code == 4 and "unmapped_field" in res.stderr
 
 
+def test_a_plugin_can_add_loss_kinds(tmp_path, monkeypatch):
+    """The known kinds come from the installed formats' mapping tables, plugins included."""
+    from asif_convert import _registry
+    from asif_convert._mapping import MappingTable
+
+    class Toy:
+        name, description, extension, namespace = "toy", "a toy format", ".toy.json", None
+        mapping_tables = (MappingTable(name="toy", meta={}, kinds={"toy_kind": "a toy loss"}, fields={},
+                                       derived={}),)
+
+    installed = _registry.registry()
+    monkeypatch.setattr(_registry, "registry", lambda: {**installed, "toy": Toy()})
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", "--fail-on", "toy_kind")
+    assert res.exit_code == 0, res.stderr  # known now, and this conversion records none
+    assert "toy_kind" in invoke("formats").stdout
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", "--fail-on", "toy_knd")
+    assert res.exit_code == 2 and "toy_kind" in res.stderr
+
+
 # -- debug mode keeps the exit code -------------------------------------------------------------
 
 @pytest.mark.parametrize("debug", [None, "1"])
