@@ -97,9 +97,9 @@ def _print_summary(s: dict[str, Any]) -> None:
         _print_losses(f"Losses converting to {s['dry_run']['to']} would record", s["dry_run"]["losses"])
 
 
-def _print_counts(title: str, counts_: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+def _print_counts(title: str, values: dict[str, Any], extra: dict[str, str] | None = None) -> None:
     counts = Table("what", "count", title=title, title_justify="left")
-    for key, value in counts_.items():
+    for key, value in values.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in value.items()) or "—"
         counts.add_row(key.replace("_", " "), str(value))
