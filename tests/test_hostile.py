@@ -136,10 +136,25 @@ def test_top_level_not_an_object(tmp_path, content, kind):
 # -- the wrong document --------------------------------------------------------------------------
 
 
-def test_the_other_format_is_refused_by_its_schema(tmp_path):
-    refused(tmp_path, SESSION.read_bytes(), "", "'format' is a required property", rule="schema")
-    refused(tmp_path, CHAT.read_bytes(), "", "'asif_version' is a required property", command="to-continuity",
-            rule="schema")
+def test_the_other_format_is_refused_in_one_line_with_the_right_command(tmp_path):
+    src = tmp_path / "input.json"
+    err = refused(tmp_path, SESSION.read_bytes(), "", "this is an ASIF 0.4 session document (urn:asif:0.4:session), "
+                  "not an agent-continuity export (format: agent-continuity-export); to convert it, run: "
+                  f"asif-convert to-continuity {src}", rule="format")
+    assert len(err.splitlines()) == 2  # "error: FILE: invalid input", then the one problem
+    err = refused(tmp_path, CHAT.read_bytes(), "", "this is an agent-continuity export (format: agent-continuity-"
+                  "export), not an ASIF 0.4 session document (urn:asif:0.4:session); to convert it, run: "
+                  f"asif-convert from-continuity {src}", command="to-continuity", rule="format")
+    assert len(err.splitlines()) == 2 and "'streams'" not in err
+    refused(tmp_path, CHAT.read_bytes(), "", "leave out --from to read it as continuity", "--from", "asif",
+            "--to", "asif", command="convert", rule="format")
+
+
+def test_a_broken_document_of_the_forced_format_still_gets_its_schema_errors(tmp_path):
+    """Only a document another format claims is 'the other format'; a damaged one is not."""
+    doc = load(CHAT)
+    doc["format"] = "agent-continuity-exprot"
+    refused(tmp_path, dumps(doc), "/format", "'agent-continuity-export' was expected", rule="schema")
 
 
 def test_unknown_format(tmp_path):
@@ -365,8 +380,33 @@ def test_nesting_inside_a_session(tmp_path):
             rule="limit")
     refused(tmp_path, dumps(doc), "/messages/0/content_json" + "/0" * 7, "nested more than 10 levels",
             "--max-depth", "10", rule="limit")
-    doc["messages"][0]["content_json"] = json.loads("[" * 253 + "]" * 253)  # 256 in all: at the limit
+    # 256 in all: within the limit as input, but its ASIF form holds the content three levels
+    # deeper, which could not be read back with the same limit: refused, naming the output path
+    doc["messages"][0]["content_json"] = json.loads("[" * 253 + "]" * 253)
+    refused(tmp_path, dumps(doc), "/events/0/data/parts/1/value" + "/0" * 250,
+            "in the output: arrays and objects are nested more than 256 levels deep here (--max-depth 256), so it "
+            "could not be read back with the same limits; raise --max-depth to convert this input", rule="limit")
+    doc["messages"][0]["content_json"] = json.loads("[" * 250 + "]" * 250)  # 253 in all: 256 once converted
     converted(tmp_path, doc)
+
+
+def test_what_asif_convert_writes_reads_back_with_the_same_limits(tmp_path):
+    """Every command that reads documents takes the limits, and reads back what a conversion
+    under those limits wrote."""
+    doc = load(CHAT)
+    doc["messages"][0]["content_json"] = json.loads("[" * 250 + "]" * 250)
+    src, asif, back = tmp_path / "in.json", tmp_path / "s.asif.json", tmp_path / "back.json"
+    src.write_bytes(dumps(doc))
+    for flags in ([], ["--max-depth", "300"]):
+        assert invoke("from-continuity", src, "-o", asif, *flags).exit_code == 0
+        for command in (["validate", asif], ["inspect", asif], ["diff", asif, asif],
+                        ["to-continuity", asif, "-o", back]):
+            res = invoke(*command, *flags)
+            assert res.exit_code == 0, (command, res.stdout + res.stderr)
+        assert invoke("diff", src, back, *flags).exit_code == 0
+    for command in (["validate", asif], ["inspect", asif], ["diff", asif, asif]):
+        res = invoke(*command, "--max-depth", "10")  # the same options, and they bind
+        assert res.exit_code == 1 and "nested more than 10 levels" in res.stdout + res.stderr, command
 
 
 def test_nesting_deeper_than_the_decoder_allows_with_a_bigger_limit(tmp_path):
@@ -381,7 +421,7 @@ def test_nesting_at_the_ceiling_converts(tmp_path, command):
     deep: object = 1
     if command == "from-continuity":
         doc = load(CHAT)
-        for _ in range(DEPTH_CEILING - 3):  # content_json starts at level 4: lists, recursed into by the writer
+        for _ in range(DEPTH_CEILING - 6):  # content_json starts at level 4, and at level 7 in the output
             deep = [deep]
         doc["messages"][0]["content_json"] = deep
     else:
@@ -389,7 +429,11 @@ def test_nesting_at_the_ceiling_converts(tmp_path, command):
         for _ in range(DEPTH_CEILING - 6):  # a structured part value starts at level 7
             deep = [deep]
         doc["events"][0]["data"]["parts"].append({"kind": "structured", "schema": "x-deep", "value": deep})
-    converted(tmp_path, doc, command, "--max-depth", str(DEPTH_CEILING))
+    output, _ = converted(tmp_path, doc, command, "--max-depth", str(DEPTH_CEILING))
+    back = tmp_path / "back.json"
+    res = invoke("to-continuity" if command == "from-continuity" else "from-continuity", tmp_path / "result.json",
+                 "-o", back, "--max-depth", str(DEPTH_CEILING))
+    assert res.exit_code == 0, res.stderr
 
 
 def test_long_string(tmp_path):
@@ -431,7 +475,9 @@ def test_max_bytes_flag(tmp_path):
     data = CHAT.read_bytes()
     refused(tmp_path, data, "", f"the input is {len(data):,} bytes, more than the limit of 1,024", "--max-bytes",
             "1K", rule="limit")
-    converted(tmp_path, data, "from-continuity", "--max-bytes", str(len(data)))
+    _, stderr = converted(tmp_path, data, "from-continuity", "--max-bytes", str(len(data)))
+    # an ASIF session is larger than its export: written, with a note on reading it back
+    assert f"note: the output is {(tmp_path / 'result.json').stat().st_size:,} bytes, more than --max-bytes" in stderr
 
 
 def test_max_bytes_on_stdin():

@@ -27,10 +27,10 @@ def test_inspect_json_shape_for_continuity():
     assert res.exit_code == 0, res.stderr
     s = json.loads(res.stdout)
     assert s["format"] == "continuity" and s["version"] == "agent-continuity-export"
-    assert s["counts"]["records"]["messages"] == 9
-    assert s["counts"]["events_by_kind"]["tool_call"] == 4
+    assert s["counts"]["messages"] == 9  # the export's own records
+    assert s["as_asif"]["counts"]["events_by_kind"]["tool_call"] == 4  # what a conversion would write
     assert s["losses"] == {"total": 0, "by_kind": []}  # an export records no losses itself
-    assert [b["id"] for b in s["branches"]] == ["br-04-main"]
+    assert [b["id"] for b in s["as_asif"]["branches"]] == ["br-04-main"]
 
 
 def test_inspect_asif_shows_coverage_and_document_losses():

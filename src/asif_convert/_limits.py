@@ -47,8 +47,9 @@ class Limits:
       conversion holds the input, its decoded form and the output at once (several times the
       file size), so the default caps memory at a few GB.
     - ``max_depth`` (256): real sessions nest 10-20 levels (the 200 MB benchmark sessions: 11);
-      tool arguments and payloads rarely exceed 30. 256 leaves ample room, and room for the
-      ~15 levels a conversion adds (a continuity residual holds ASIF values a few levels down).
+      tool arguments and payloads rarely exceed 30. 256 leaves ample room. The limits bind
+      outputs too (:func:`check_output`): a conversion adds a few levels, and whatever
+      asif-convert writes must read back under the limits it was written with.
     - ``max_string`` (64 MiB, in characters): the longest legitimate strings are inline
       base64 attachments; 64 MiB holds a 48 MB file, more than the inline limits of the
       Anthropic and OpenAI APIs (a 32 MB PDF is 43 MB of base64).
@@ -113,6 +114,27 @@ def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
         problem = _slow_find(data)
         if problem is not None:
             raise InvalidInput([problem], source)
+
+
+def check_output(data: bytes, doc: Any, limits: Limits, source: str) -> None:
+    """Refuse to write an output (``doc``, encoded as ``data``) whose structure could not be read
+    back under the limits it was written with: a conversion adds levels (an ASIF event holds a
+    continuity message's content three levels down, a residual holds ASIF values deeper still)
+    and can make one string of many (a native state's payload becomes one JSON text), so an
+    input within ``max_depth`` and ``max_string`` can give an output beyond them. Raises
+    ``InvalidInput`` naming the JSON path in the output.
+
+    ``max_bytes`` is not checked here: it caps the memory a reading takes, and the other format
+    may simply be larger (an ASIF session is several times its export); the command line says
+    when reading the output back needs a larger ``--max-bytes``."""
+    found = _walk(doc, limits, len(data) > limits.max_string)
+    if found is not None:
+        problem = _locate(doc, found, limits)
+        flag = {"depth": "--max-depth", "string": "--max-string"}.get(found)
+        advice = f"; raise {flag} to convert this input" if flag else ""
+        raise InvalidInput([Problem(rule=problem.rule, path=problem.path,
+                                    message=f"in the output: {problem.message}, so it could not be read back "
+                                            f"with the same limits{advice}")], source)
 
 
 def _walk(doc: Any, limits: Limits, strings: bool) -> str | None:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
-from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem
-from asif_convert._limits import Limits
+from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
+from asif_convert._limits import Limits, check_output
 from asif_convert._registry import detect, get, namespaces
 from asif_convert._validation.files import path_resource_problems
 from asif_convert.plugin import Context, Format, Options
@@ -32,14 +36,121 @@ class Result:
         return Counter(loss.kind for loss in self.losses)
 
 
-def load(data: bytes, *, source: str | None = None, name: str = "<input>",
+# What convert(), validate() and load() accept as a document: its bytes, its JSON text, the path
+# of a file holding it, or the document already parsed into JSON values.
+DocumentInput = bytes | bytearray | memoryview | str | os.PathLike[str] | dict[str, Any] | list[Any]
+
+_ACCEPTED = ("bytes, str (the JSON text), an os.PathLike path to read, or a parsed JSON document "
+             "(a dict, as json.loads returns it)")
+
+
+class WrongFormat(InvalidInput):
+    """The document was read as one format (``source``), but it is plainly another one."""
+
+    def __init__(self, found: Format, expected: Format, source: str) -> None:
+        self.found, self.expected = found, expected
+        self.what = f"this is {_a(found.description)}, not {_a(expected.description)}"
+        message = f"{self.what}; read it as {found.name!r} (or let the format be detected)"
+        super().__init__([Problem(rule="format", path="", message=message)], source)
+
+
+def _a(text: str) -> str:
+    return ("an " if text[:1].lower() in "aeiou" else "a ") + text
+
+
+def load(data: DocumentInput, *, source: str | None = None, name: str = "<input>",
          limits: Limits | None = None) -> tuple[Any, Format]:
-    """Decode bytes (within ``limits``) and pick their format (``source`` forces one)."""
-    raw = jsonio.decode(data, name, limits)
-    fmt = get(source) if source else detect(raw)
-    if fmt is None:
+    """Decode a document (within ``limits``) and pick its format (``source`` forces one)."""
+    raw, name = decoded(data, name, limits)
+    return raw, format_of(raw, source, name)
+
+
+def decoded(document: DocumentInput, name: str = "<input>", limits: Limits | None = None) -> tuple[Any, str]:
+    """The document as checked JSON values (the limits, integers, duplicate keys: as for a file),
+    and the name to report it under (a path's own, unless ``name`` is given).
+
+    Raises ``UsageError`` for anything but the types in ``DocumentInput``."""
+    limits = limits or Limits()
+    if isinstance(document, bytes | bytearray | memoryview):
+        return jsonio.decode(bytes(document), name, limits), name
+    if isinstance(document, str):
+        return _decode_text(document, name, limits), name
+    if isinstance(document, os.PathLike):
+        path = os.fsdecode(os.fspath(document))
+        data, path = jsonio.read_input(os.path.join(".", path) if path == "-" else path, limits)  # a file named -
+        name = path if name == "<input>" else name
+        return jsonio.decode(data, name, limits), name
+    if isinstance(document, dict | list):
+        return _checked_values(document, name, limits), name
+    raise UsageError(f"cannot read a document from {type(document).__name__}; expected {_ACCEPTED}")
+
+
+def _decode_text(text: str, name: str, limits: Limits) -> Any:
+    try:
+        return jsonio.decode(text.encode("utf-8", "surrogatepass"), name, limits)
+    except InvalidInput as exc:
+        if text.lstrip()[:1] in ("{", "["):
+            raise
+        hint = "; a str is read as the document's JSON text: pass a pathlib.Path to read a file"
+        raise InvalidInput([msgspec.structs.replace(p, message=p.message + hint) for p in exc.problems],
+                           name) from None
+
+
+def _checked_values(document: dict[str, Any] | list[Any], name: str, limits: Limits) -> Any:
+    """A parsed document, checked as its JSON text would be: encoded, then decoded and checked
+    like a file. What does not survive the trip unchanged (a tuple, a set, a datetime, NaN, a
+    key that is not a string) is not a JSON value, and is refused where it is."""
+    try:
+        raw = jsonio.decode(msgspec.json.encode(document), name, limits)
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError):
+        raw = None
+    if raw is None or raw != document:
+        raise InvalidInput([non_json_value(document, limits)], name)
+    return raw
+
+
+def non_json_value(document: Any, limits: Limits) -> Problem:
+    """The first value of a parsed document that is not a JSON value, as a Problem."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(document, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > limits.max_depth:
+            return Problem(rule="limit", path=pointer(*path[:limits.max_depth]),
+                           message=f"arrays and objects are nested more than {limits.max_depth} levels deep here "
+                                   f"(--max-depth {limits.max_depth})")
+        kind = type(value)
+        if kind is float and not math.isfinite(value):
+            return Problem(rule="json", path=pointer(*path), message=f"{value!r} is not a JSON number")
+        if kind is dict:
+            bad = next((k for k in value if type(k) is not str), None)
+            if bad is not None:
+                return Problem(rule="json", path=pointer(*path),
+                               message=f"the key {bad!r} is not a string; JSON object keys are strings")
+            stack.extend((v, (*path, k)) for k, v in reversed(value.items()))
+        elif kind is list:
+            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
+        elif kind not in (str, int, float, bool, type(None)):
+            return Problem(rule="json", path=pointer(*path),
+                           message=f"{_a(kind.__name__)} is not a JSON value (expected an object, array, string, "
+                                   "number, boolean or null)")
+    return Problem(rule="json", path="", message="not a JSON document")  # e.g. an integer msgspec cannot encode
+
+
+def format_of(raw: Any, source: str | None, name: str) -> Format:
+    """The format ``source`` names, or the detected one. A document forced into a format it
+    plainly is not (another installed format claims it) is refused in one line, rather than with
+    every schema error of the wrong format."""
+    if source:
+        fmt = get(source)
+        if not fmt.detect(raw):
+            other = detect(raw)
+            if other is not None and other.name != fmt.name:
+                raise WrongFormat(other, fmt, name)
+        return fmt
+    found = detect(raw)
+    if found is None:
         raise InvalidInput([_unknown_format(raw)], name)
-    return raw, fmt
+    return found
 
 
 def _unknown_format(raw: Any) -> Problem:
@@ -57,16 +168,25 @@ def new_context(options: Options) -> Context:
     return Context(options=options, namespaces=namespaces())
 
 
-def convert(data: bytes, *, to: str, source: str | None = None, options: Options | None = None,
+def convert(data: DocumentInput, *, to: str, source: str | None = None, options: Options | None = None,
             name: str = "<input>", compact: bool = False, limits: Limits | None = None) -> Result:
-    """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure."""
+    """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure.
+
+    ``data`` is the document's bytes, its JSON text (``str``), an ``os.PathLike`` path to read,
+    or the parsed document (a ``dict``); anything else raises ``UsageError``. A document already
+    in the format ``to`` is a checked copy: validated like any input, written back unchanged
+    (re-indented or compacted), with no losses."""
     options = options or Options()
+    limits = limits or Limits()
     dst = get(to)
-    raw, src = load(data, source=source, name=name, limits=limits)
+    raw, name = decoded(data, name, limits)
+    src = format_of(raw, source, name)
     problems = src.validate(raw)
     fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
     if fatal:
         raise InvalidInput(fatal, name)
+    if src.name == dst.name:
+        return _copy(raw, dst, problems, options, name, compact, limits)
 
     ctx = new_context(options)
     doc = src.read(raw, ctx)
@@ -83,8 +203,24 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
                                 "Please report this bug.", bad)
     losses = ctx.losses()
     _apply_loss_policy(losses, options, name)
-    return Result(output=jsonio.encode(out, compact=compact), document=out, source_format=src.name,
-                  target_format=dst.name, losses=losses, warnings=problems)
+    output = jsonio.encode(out, compact=compact)
+    check_output(output, out, limits, name)  # what we write must read back under these limits
+    return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
+                  warnings=problems)
+
+
+def _copy(raw: Any, fmt: Format, problems: list[Problem], options: Options, name: str, compact: bool,
+          limits: Limits) -> Result:
+    """A same-format conversion: the input, checked, written back as it is. Going through the
+    IR would rebuild the same document while reporting the losses of a trip to the IR and back
+    that the output never makes; a copy has none. Problems a conversion would have carried as
+    losses cannot be carried here: the copy would repeat them, so errors among them refuse it."""
+    if options.validate and any(p.severity == "error" for p in problems):
+        raise InvalidInput(problems, name)  # the input's own problems: a copy would repeat them
+    output = jsonio.encode(raw, compact=compact)
+    check_output(output, raw, limits, name)
+    return Result(output=output, document=raw, source_format=fmt.name, target_format=fmt.name, losses=[],
+                  warnings=problems)
 
 
 def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:
@@ -94,29 +230,31 @@ def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> No
         raise LossPolicyError(dict(sorted(refused.items())), name)
 
 
-def validate(document: bytes | dict[str, Any], *, format: str | None = None, base_dir: Path | None = None,
-             name: str = "<input>") -> list[Problem]:
+def validate(document: DocumentInput, *, format: str | None = None, base_dir: Path | None = None,
+             name: str = "<input>", limits: Limits | None = None) -> list[Problem]:
     """Every problem of a document (errors and warnings); [] when it is clean.
 
-    ``format`` forces the format instead of detecting it; ``base_dir`` enables checking
-    embedded ASIF resources stored by path, inside that directory only."""
-    if isinstance(document, bytes | bytearray):
-        try:
-            raw, fmt = load(bytes(document), source=format, name=name)
-        except InvalidInput as exc:
-            return exc.problems
-    else:
-        raw, found = document, get(format) if format else detect(document)
-        if found is None:
-            return [_unknown_format(raw)]
-        fmt = found
+    ``document`` is what :func:`convert` accepts. ``format`` forces the format instead of
+    detecting it; ``base_dir`` enables checking embedded ASIF resources stored by path, inside
+    that directory only."""
+    return validate_as(document, format=format, base_dir=base_dir, name=name, limits=limits)[1]
+
+
+def validate_as(document: DocumentInput, *, format: str | None = None, base_dir: Path | None = None,
+                name: str = "<input>", limits: Limits | None = None) -> tuple[str | None, list[Problem]]:
+    """:func:`validate`, also returning the format the document was validated as (``None``
+    when it could not be read as any)."""
+    try:
+        raw, fmt = load(document, source=format, name=name, limits=limits)
+    except InvalidInput as exc:
+        return None, exc.problems
     problems = fmt.validate(raw)
     if base_dir is not None and fmt.name == "asif" and not any(p.rule == "schema" for p in problems):
         problems += path_resource_problems(raw, base_dir)
-    return problems
+    return fmt.name, problems
 
 
-def ensure_valid(document: bytes | dict[str, Any], **kwargs: Any) -> None:
+def ensure_valid(document: DocumentInput, **kwargs: Any) -> None:
     """Raise ``InvalidInput`` with every error of the document; warnings do not raise."""
     errors = [p for p in validate(document, **kwargs) if p.severity == "error"]
     if errors:

@@ -7,15 +7,20 @@ from typing import Any
 
 from asif_convert import ir
 from asif_convert._errors import InvalidInput
+from asif_convert._limits import Limits
 from asif_convert._pipeline import load, new_context
 from asif_convert.plugin import Options
 
 _EXAMPLES = 3
 
 
-def summarize(data: bytes, name: str = "<input>") -> dict[str, Any]:
-    """A JSON-ready summary of one document of any installed format."""
-    raw, fmt = load(data, name=name)
+def summarize(data: bytes, name: str = "<input>", limits: Limits | None = None) -> dict[str, Any]:
+    """A JSON-ready summary of one document of any installed format.
+
+    ``counts`` are always the document's own. For a format other than ASIF, ``as_asif`` is a
+    separate section: what converting it to ASIF would produce (counts, branches with their
+    heads, resources, coverage), read through the IR as a conversion would."""
+    raw, fmt = load(data, name=name, limits=limits)
     problems = fmt.validate(raw)
     if any(p.rule in ("json", "schema") for p in problems):
         raise InvalidInput(problems, name)
@@ -27,33 +32,54 @@ def summarize(data: bytes, name: str = "<input>") -> dict[str, Any]:
         "format": fmt.name,
         "version": raw.get("asif_version") or raw.get("format"),
         "session": {"id": doc.session.id, "title": doc.session.title or None},
-        "counts": _counts(doc, raw, fmt.name),
-        "branches": [{"id": b.id, "events": len(b.event_ids), "head": b.head_event_id} for b in doc.branches],
-        "resources_by_availability": dict(Counter(r.availability for r in doc.resources)),
-        "losses": group_losses([loss for loss in doc.losses if loss.id not in derived]),
-        "problems": len(problems),
     }
     if fmt.name == "asif":
-        out["coverage"] = [{"scope": c.scope, "status": c.status, "detail": c.detail} for c in doc.coverage]
+        out.update(_asif_shape(doc))
+    else:
+        out["counts"] = _own_counts(raw)
+    out["losses"] = group_losses([loss for loss in doc.losses if loss.id not in derived])
+    out["problems"] = len(problems)
+    if fmt.name != "asif":
+        out["as_asif"] = _asif_shape(doc)
     return out
 
 
-def _counts(doc: ir.Document, raw: dict[str, Any], fmt: str) -> dict[str, Any]:
-    counts: dict[str, Any] = {
-        "events": len(doc.events),
-        "events_by_kind": dict(Counter(e.kind for e in doc.events)),
-        "messages_by_role": dict(Counter(e.body.role for e in doc.events if isinstance(e.body, ir.Message))),
-        "participants": len(doc.participants),
-        "branches": len(doc.branches),
-        "tools": len(doc.tools),
-        "resources": len(doc.resources),
-        "checkpoints": len(doc.checkpoints),
-        "contexts": len(doc.contexts),
-        "executions": len(doc.executions),
+def _asif_shape(doc: ir.Document) -> dict[str, Any]:
+    """Counts, branches, resources and coverage of a document as ASIF holds it."""
+    return {
+        "counts": {
+            "events": len(doc.events),
+            "events_by_kind": dict(Counter(e.kind for e in doc.events)),
+            "messages_by_role": dict(Counter(e.body.role for e in doc.events if isinstance(e.body, ir.Message))),
+            "participants": len(doc.participants),
+            "branches": len(doc.branches),
+            "tools": len(doc.tools),
+            "resources": len(doc.resources),
+            "checkpoints": len(doc.checkpoints),
+            "contexts": len(doc.contexts),
+            "executions": len(doc.executions),
+        },
+        "branches": [{"id": b.id, "events": len(b.event_ids), "head": b.head_event_id} for b in doc.branches],
+        "resources_by_availability": dict(Counter(r.availability for r in doc.resources)),
+        "coverage": [{"scope": c.scope, "status": c.status, "detail": c.detail} for c in doc.coverage],
     }
-    if fmt == "continuity":  # the export's own collections, before any mapping
-        counts["records"] = {k: len(raw.get(k) or ()) for k in
-                             ("messages", "events", "branches", "checkpoints", "native_states", "artifacts")}
+
+
+# Record fields worth a breakdown, by collection (an agent-continuity export's; any format's
+# collections of the same name get the same treatment).
+_BREAKDOWNS = {"messages": "role", "events": "event_type"}
+
+
+def _own_counts(raw: dict[str, Any]) -> dict[str, Any]:
+    """The document's own collections (its top-level arrays), as it holds them, before any mapping."""
+    counts: dict[str, Any] = {}
+    for key, value in raw.items():
+        if not isinstance(value, list):
+            continue
+        counts[key] = len(value)
+        field = _BREAKDOWNS.get(key)
+        if field is not None:
+            counts[f"{key}_by_{field}"] = dict(Counter(str(r.get(field)) for r in value if isinstance(r, dict)))
     return counts
 
 

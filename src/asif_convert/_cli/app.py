@@ -18,6 +18,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help and usage errors: a flag is shown as a flag (no "<bool>" value it would refuse),
+    # and an error is one line that does not depend on the terminal's width.
+    rich_markup_mode=None,
 )
 
 app.command("from-continuity")(convert.from_continuity)

@@ -47,9 +47,11 @@ DEFAULT_LIMITS = Limits()
 
 InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
 OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", help="Output file, or - for standard output.")]
-ReportOpt = Annotated[Path | None, typer.Option("--report", help="Also write the losses as a JSON report here.")]
-ToOpt = Annotated[str, typer.Option("--to", help="Target format (see 'formats').")]
-FromOpt = Annotated[str | None, typer.Option("--from", help="Force the input format (default: detected).")]
+ReportOpt = Annotated[Path | None, typer.Option("--report", metavar="PATH",
+                                                help="Also write the losses as a JSON report here.")]
+ToOpt = Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")]
+FromOpt = Annotated[str | None, typer.Option("--from", metavar="FORMAT",
+                                             help="Force the input format (default: detected).")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with referential problems instead of "
                                                          "recording them as losses.")]
 CompactOpt = Annotated[bool, typer.Option("--compact", help="Write compact JSON instead of indented JSON.")]
@@ -67,7 +69,7 @@ MaxBytesOpt = Annotated[int, typer.Option(
     "--max-bytes", metavar="SIZE", parser=_size, show_default=f"{DEFAULT_LIMITS.max_bytes >> 20}M",
     help="Refuse inputs larger than this many bytes (K, M, G: KiB, MiB, GiB).")]
 MaxDepthOpt = Annotated[int, typer.Option(
-    "--max-depth", min=1, max=DEPTH_CEILING,
+    "--max-depth", metavar="N", min=1, max=DEPTH_CEILING,
     help=f"Refuse inputs whose arrays and objects nest deeper than this (at most {DEPTH_CEILING}).")]
 MaxStringOpt = Annotated[int, typer.Option(
     "--max-string", metavar="SIZE", parser=_size, show_default=f"{DEFAULT_LIMITS.max_string >> 20}M",

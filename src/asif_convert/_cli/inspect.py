@@ -9,32 +9,37 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from asif_convert import _jsonio as jsonio
-from asif_convert._cli.common import check_formats, guard
+from asif_convert._cli.common import DEFAULT_LIMITS as LIM
+from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, check_formats, guard
 from asif_convert._compare import RECORD_KEYS, differences
 from asif_convert._errors import EXIT_USAGE
+from asif_convert._limits import Limits
 from asif_convert._pipeline import convert, load
 from asif_convert._summary import group_losses, summarize
 from asif_convert.plugin import Options
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-_out = Console(highlight=False, soft_wrap=True)
+_out = Console(highlight=False, soft_wrap=True, markup=False)  # ids and names are data: no [markup] in them
 
 
 def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document, or - for standard input.")],
             to: Annotated[str | None, typer.Option(
-                "--to", help="Dry run: also list the losses converting to this format would record "
-                             "(nothing is written).")] = None,
-            as_json: JsonOpt = False) -> None:
+                "--to", metavar="FORMAT", help="Dry run: also list the losses converting to this format would record "
+                                               "(nothing is written).")] = None,
+            as_json: JsonOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+            max_string: MaxStringOpt = LIM.max_string) -> None:
     """Show a document's format, counts, branches, coverage and losses."""
     check_formats(to)
+    limits = build_limits(max_bytes, max_depth, max_string)
 
     def run() -> None:
-        data, name = jsonio.read_input(file)
-        summary = summarize(data, name)
+        data, name = jsonio.read_input(file, limits)
+        summary = summarize(data, name, limits)
         if to is not None:
-            result = convert(data, to=to, name=name, options=Options())
+            result = convert(data, to=to, name=name, options=Options(), limits=limits)
             summary["dry_run"] = {"to": to, "losses": group_losses(result.losses)}
         if as_json:
             sys.stdout.buffer.write(jsonio.encode(summary))
@@ -45,17 +50,20 @@ def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document
 
 
 def diff(a: Annotated[str, typer.Argument(metavar="A")], b: Annotated[str, typer.Argument(metavar="B")],
-         as_json: JsonOpt = False) -> None:
+         as_json: JsonOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+         max_string: MaxStringOpt = LIM.max_string) -> None:
     """Show what differs between two documents of one format (records matched by id); exit 1 if any."""
     changes: list[dict[str, Any]] = []
+    limits = build_limits(max_bytes, max_depth, max_string)
 
     def run() -> None:
-        (raw_a, fmt_a), (raw_b, fmt_b) = (_load(p) for p in (a, b))
+        (raw_a, fmt_a), (raw_b, fmt_b) = (_load(p, limits) for p in (a, b))
         if fmt_a.name != fmt_b.name:
             typer.echo(f"error: {a} is {fmt_a.name} but {b} is {fmt_b.name}; diff compares documents of one "
                        "format (convert one first)", err=True)
             raise typer.Exit(EXIT_USAGE)
-        changes.extend(differences(raw_a, raw_b, fmt_a.name))
+        if raw_a != raw_b:  # equal documents need no structural comparison (which recurses per level)
+            changes.extend(differences(raw_a, raw_b, fmt_a.name))
         if as_json:
             sys.stdout.buffer.write(jsonio.encode({"equal": not changes, "format": fmt_a.name, "changes": changes}))
         elif not changes:
@@ -68,34 +76,50 @@ def diff(a: Annotated[str, typer.Argument(metavar="A")], b: Annotated[str, typer
         raise typer.Exit(1)
 
 
-def _load(path: str) -> tuple[Any, Any]:
-    data, name = jsonio.read_input(path)
-    return load(data, name=name)
+def _load(path: str, limits: Limits) -> tuple[Any, Any]:
+    data, name = jsonio.read_input(path, limits)
+    return load(data, name=name, limits=limits)
 
 
 def _print_summary(s: dict[str, Any]) -> None:
-    _out.print(f"[bold]{s['file']}[/bold]: {s['format']} ({s['version']}), session {s['session']['id']!r}"
-               + (f" — {s['session']['title']}" if s["session"]["title"] else ""))
-    counts = Table("what", "count", title="Contents", title_justify="left")
-    for key, value in s["counts"].items():
+    _out.print(Text.assemble((s["file"], "bold"), f": {s['format']} ({s['version']}), session {s['session']['id']!r}"
+                             + (f" — {s['session']['title']}" if s["session"]["title"] else "")))
+    if "as_asif" in s:
+        _print_counts(f"Contents of the {s['format']} document", s["counts"])
+    else:
+        _print_shape(s)
+    _print_losses("Losses recorded in the document", s["losses"])
+    if "as_asif" in s:
+        _out.print(f"\nAs an ASIF session (what converting this {s['format']} document would produce; "
+                   "nothing is written):", style="bold")
+        _print_shape(s["as_asif"])
+    if "dry_run" in s:
+        _print_losses(f"Losses converting to {s['dry_run']['to']} would record", s["dry_run"]["losses"])
+
+
+def _print_counts(title: str, values: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+    counts = Table("what", "count", title=title, title_justify="left")
+    for key, value in values.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in value.items()) or "—"
         counts.add_row(key.replace("_", " "), str(value))
-    counts.add_row("resources by availability",
-                   ", ".join(f"{k} {v}" for k, v in s["resources_by_availability"].items()) or "—")
+    for key, value in (extra or {}).items():
+        counts.add_row(key, value)
     _out.print(counts)
+
+
+def _print_shape(s: dict[str, Any]) -> None:
+    """An ASIF document's counts, branches and coverage (the document's own, or a conversion's)."""
+    _print_counts("Contents", s["counts"], {"resources by availability": ", ".join(
+        f"{k} {v}" for k, v in s["resources_by_availability"].items()) or "—"})
     branches = Table("branch", "events", "head", title="Branches", title_justify="left")
     for br in s["branches"]:
         branches.add_row(br["id"], str(br["events"]), br["head"] or "—")
     _out.print(branches)
-    if "coverage" in s:
-        coverage = Table("scope", "status", "detail", title="Coverage", title_justify="left")
-        for c in s["coverage"]:
-            coverage.add_row(c["scope"], c["status"], c["detail"])
-        _out.print(coverage)
-    _print_losses("Losses recorded in the document", s["losses"])
-    if "dry_run" in s:
-        _print_losses(f"Losses converting to {s['dry_run']['to']} would record", s["dry_run"]["losses"])
+    coverage = Table("scope", "status", "detail", title="Coverage", title_justify="left")
+    for c in s["coverage"]:
+        coverage.add_row(c["scope"], c["status"], c["detail"])
+    _out.print(coverage)
 
 
 def _print_losses(title: str, losses: dict[str, Any]) -> None:

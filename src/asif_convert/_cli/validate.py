@@ -10,9 +10,10 @@ import msgspec
 import typer
 
 from asif_convert import _jsonio as jsonio
+from asif_convert._cli.common import DEFAULT_LIMITS as LIM
+from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits
 from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError
-from asif_convert._pipeline import load
-from asif_convert._pipeline import validate as validate_document
+from asif_convert._pipeline import validate_as
 from asif_convert._registry import loss_kinds, registry
 
 
@@ -28,16 +29,18 @@ def formats() -> None:
 def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
              as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False,
              base_dir: Annotated[Path | None, typer.Option(
-                 "--base-dir", help="Also check ASIF resources embedded by path, inside this directory only "
-                                    "(paths in documents are never opened otherwise).")] = None) -> None:
+                 "--base-dir", metavar="DIR", help="Also check ASIF resources embedded by path, inside this directory "
+                                                   "only (paths in documents are never opened otherwise).")] = None,
+             max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+             max_string: MaxStringOpt = LIM.max_string) -> None:
     """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
+    limits = build_limits(max_bytes, max_depth, max_string)
     results: dict[str, dict[str, Any]] = {}
     for path in files:
         fmt_name: str | None
         try:
-            data, name = jsonio.read_input(path)
-            raw, fmt = load(data, name=name)
-            problems, fmt_name = validate_document(raw, format=fmt.name, base_dir=base_dir), fmt.name
+            data, name = jsonio.read_input(path, limits)
+            fmt_name, problems = validate_as(data, base_dir=base_dir, name=name, limits=limits)
         except ConversionError as exc:
             problems, fmt_name = getattr(exc, "problems", []), None
         valid = not any(p.severity == "error" for p in problems)
@@ -47,7 +50,7 @@ def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help=
     else:
         for path, r in results.items():
             status = "valid" if r["valid"] else f"{len(r['problems'])} problems"
-            typer.echo(f"{path} ({r['format'] or 'unknown format'}): {status}")
+            typer.echo(f"{path} ({r['format'] or _unread(r['problems'])}): {status}")
             for p in r["problems"]:
                 level = "warning: " if p.get("severity") == "warning" else ""
                 typer.echo(f"  {level}{p['path'] or '/'}: {p['message']} [{p['rule']}]")
@@ -55,3 +58,8 @@ def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help=
                    f"{sum(not r['valid'] for r in results.values())} invalid")
     if not all(r["valid"] for r in results.values()):
         raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+def _unread(problems: list[dict[str, Any]]) -> str:
+    """What to call a file no format could be given to: unknown only when it was read."""
+    return "unknown format" if any(p["rule"] == "format" for p in problems) else "not read"

@@ -9,6 +9,7 @@ from asif_convert import ir
 from asif_convert._formats.continuity import NAMESPACE
 
 _UNSAID = "The agent-continuity export format does not record {}."
+_DIALECTS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions"}
 
 
 def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
@@ -17,6 +18,9 @@ def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
     def has(*wanted: str) -> bool:
         return not kinds.isdisjoint(wanted)
 
+    # the content dialects the reader recognised (and mapped) in message content_json
+    dialects = sorted({_DIALECTS.get(d, d) for ev in doc.events
+                       if isinstance(d := ev.native.get(NAMESPACE, {}).get("dialect"), str)})
     synthesized = any(b.native.get(NAMESPACE, {}).get("synthesized") for b in doc.branches)
     natives = [r for r in doc.resources if r.purpose == "native"]
     status: dict[str, tuple[str, str]] = {
@@ -47,6 +51,10 @@ def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
                         "Completions) or carried as ASIF records are included; tool contracts are unknown "
                         "(input_schema true), and content in other shapes was not interpreted.")
             if doc.tools or has("tool_call", "tool_result")
+            else ("not_inspected", f"Message content in {' and '.join(dialects)} shape was interpreted and holds "
+                                   "no tool calls; content in other shapes and continuity events are kept "
+                                   "verbatim and were not interpreted.")
+            if dialects
             else ("not_inspected", "Tool activity, if any, stays inside message content_json, which is "
                                    "kept verbatim and was not interpreted.")
         ),
