@@ -187,3 +187,10 @@ def test_an_unknown_format_name_is_a_usage_error_everywhere(args, tmp_path):
     assert res.exit_code == 2, res.output
     assert "unknown format 'nope'; installed: asif, continuity" in res.stderr
     assert "internal error" not in res.stderr
+
+
+def test_library_fail_on_refuses_an_unknown_kind_and_takes_one_kind():
+    data = CONTINUITY_FILES[0].read_bytes()
+    with pytest.raises(UsageError, match="unknown loss kind 'unmaped_field' in fail_on; known kinds: "):
+        convert(data, to="asif", options=Options(fail_on={"unmaped_field"}))
+    assert Options(fail_on="identity_change").fail_on == frozenset({"identity_change"})

@@ -15,7 +15,7 @@ from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits, check_output
-from asif_convert._registry import detect, get, namespaces
+from asif_convert._registry import BUILTINS, detect, get, loss_kinds, namespaces
 from asif_convert._validation.files import path_resource_problems
 from asif_convert.plugin import Context, Format, Options
 
@@ -179,6 +179,10 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     options = options or Options()
     limits = limits or Limits()
     dst = get(to)
+    unknown = sorted(options.fail_on - loss_kinds().keys())
+    if unknown:  # a misspelled kind would never fire
+        raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
+                         f"{', '.join(loss_kinds())}")
     raw, name = decoded(data, name, limits)
     src = format_of(raw, source, name)
     problems = src.validate(raw)
@@ -198,9 +202,10 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:
             raise InvalidInput(problems, name)  # the input's own problems, carried into the output: not a bug
         if bad:
-            raise InternalError(f"asif-convert produced an invalid {dst.name} document from {name} "
+            who = "asif-convert" if dst in BUILTINS else f"the {dst.name} format plugin ({type(dst).__module__})"
+            raise InternalError(f"{who} produced an invalid {dst.name} document from {name} "
                                 f"({len(bad)} problems, first {bad[0].render()}); nothing was written. "
-                                "Please report this bug.", bad)
+                                f"Please report this bug{'' if dst in BUILTINS else ' to its authors'}.", bad)
     losses = ctx.losses()
     _apply_loss_policy(losses, options, name)
     output = jsonio.encode(out, compact=compact)

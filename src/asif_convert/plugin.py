@@ -4,6 +4,8 @@ A format is any object with the attributes and methods of :class:`Format`. Built
 and third-party ones are equal: a distribution registers its format under the entry-point group
 ``asif_convert.formats``, and the registry loads it. A minimal plugin::
 
+    from pathlib import Path
+
     from asif_convert import ir
     from asif_convert.plugin import Context, InvalidInput, Problem, load_mapping
 

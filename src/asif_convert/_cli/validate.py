@@ -19,11 +19,15 @@ from asif_convert._registry import loss_kinds, registry
 
 def formats() -> None:
     """List the installed formats (built-in and plugins) and the loss kinds they record."""
-    for fmt in registry().values():
-        typer.echo(f"{fmt.name:<12} {fmt.extension:<18} {fmt.description}")
+    formats = registry().values()
+    name_w, ext_w = max(len(f.name) for f in formats), max(len(f.extension) for f in formats)
+    for fmt in formats:
+        typer.echo(f"{fmt.name:<{name_w}}  {fmt.extension:<{ext_w}}  {fmt.description}")
     typer.echo("\nloss kinds (for --fail-on):")
-    for kind, meaning in loss_kinds().items():
-        typer.echo(f"  {kind:<22} {meaning}")
+    kinds = loss_kinds()
+    width = max(map(len, kinds), default=0)
+    for kind, meaning in kinds.items():
+        typer.echo(f"  {kind:<{width}}  {meaning}")
 
 
 def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
