@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import io
 import json
 import os
 import re
@@ -15,22 +16,27 @@ import subprocess
 import sys
 import time
 import zipfile
+import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from asif_convert import batch
 from asif_convert._cli.app import app
-from asif_convert._errors import InvalidInput
+from asif_convert._errors import ConversionError, InvalidInput
+from asif_convert._limits import Limits
 from asif_convert._pipeline import convert
 from asif_convert._view import diff_page, session_page, write_report
 from asif_convert._view._html import PAGE_SIZE
 from asif_convert._view._report import report_page
 
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, GOLDEN, ROOT
+from .strategies import asif_sessions, continuity_exports
 
 ALL_INPUTS = CONTINUITY_FILES + ASIF_EXAMPLES + sorted(GOLDEN.glob("*.json"))
 PAYLOAD = '</div></pre><script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">"\'&amp;'
@@ -287,6 +293,115 @@ def test_a_schema_invalid_document_is_refused_with_its_path():
     assert any(p.path.startswith("/events/0") for p in exc.value.problems)
 
 
+@settings(max_examples=40)
+@given(doc=st.one_of(continuity_exports(), continuity_exports(broken=True), asif_sessions()))
+def test_any_document_gives_a_sound_page_or_a_clean_refusal(doc):
+    data = json.dumps(doc).encode()
+    try:
+        html = session_page(data, "generated.json")
+    except ConversionError:
+        return
+    page = Page(html)
+    check_self_contained(page)
+    check_links(page)
+    shown = doc if "asif_version" in doc else convert(data, to="asif").document
+    for text in texts_of(shown):
+        assert text in page.text
+
+
+# --------------------------------------------------------------------------------------------
+# ASIF packages
+
+
+def _png(width: int = 4, height: int = 3) -> bytes:
+    """A real PNG (red pixels), made here so the test needs no binary fixture."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (len(body).to_bytes(4, "big") + kind + body
+                + (zlib.crc32(kind + body) & 0xFFFFFFFF).to_bytes(4, "big"))
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def _package(members: dict[str, bytes] | None = None, *, inventory: list[dict] | None = None,
+             compress: bool = False) -> bytes:
+    """An ASIF package of the public image-and-document example, its files made here."""
+    if members is None:
+        doc = json.loads((ROOT / "corpus/asif/image-and-document.session.json").read_bytes())
+        files = {"assets/color-grid.png": _png(), "assets/meeting-notes.pdf": b"%PDF-1.4 made for a test\n"}
+        for res in doc["resources"]:
+            if res.get("path") in files:
+                content = files[res["path"]]
+                res["bytes"], res["sha256"] = len(content), hashlib.sha256(content).hexdigest()
+        members = {"session.json": json.dumps(doc).encode(), **files}
+    if inventory is None:
+        inventory = [{"path": k, "bytes": len(v), "sha256": hashlib.sha256(v).hexdigest()}
+                     for k, v in sorted(members.items())]
+    manifest = json.dumps({"package_version": "0.1", "session": "session.json", "files": inventory}).encode()
+    out = io.BytesIO()
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(out, "w", compression=method) as zf:
+        for member, content in sorted({**members, "asif-package.json": manifest}.items()):
+            zf.writestr(member, content)
+    return out.getvalue()
+
+
+def test_a_package_is_read_in_memory_and_its_image_previewed(tmp_path):
+    data = _package()
+    html = session_page(data, "example.asif.zip")
+    page = Page(html)
+    check_self_contained(page)
+    check_links(page)
+    assert "an ASIF package: session.json and 2 resource files" in page.text
+    assert f'src="data:image/png;base64,{base64.b64encode(_png()).decode()}"' in html
+    assert "in the package: assets/color-grid.png" in page.text
+    assert "data:application/pdf" not in html  # listed, not inlined
+    path = tmp_path / "example.asif.zip"
+    path.write_bytes(data)
+    res = runner.invoke(app, ["view", str(path), "-o", str(tmp_path / "p.html")])
+    assert res.exit_code == 0 and (tmp_path / "p.html").read_text() == session_page(data, str(path))
+
+
+def test_a_file_whose_digest_differs_from_its_resource_is_not_previewed():
+    doc = json.loads((ROOT / "corpus/asif/image-and-document.session.json").read_bytes())
+    members = {"session.json": json.dumps(doc).encode(), "assets/color-grid.png": _png(),
+               "assets/meeting-notes.pdf": b"%PDF"}
+    html = session_page(_package(members), "p.zip")  # the example's digests name other bytes
+    assert "data:image/png" not in html
+
+
+@pytest.mark.parametrize("case", ["compressed", "climbing", "digest", "unlisted", "no-manifest", "size", "not-zip"])
+def test_a_package_outside_the_format_is_refused(case):
+    png = _png()
+    session = (ROOT / "corpus/asif/image-and-document.session.json").read_bytes()
+    if case == "compressed":
+        data = _package(compress=True)
+    elif case == "climbing":
+        data = _package({"session.json": session, "../evil.png": png})
+    elif case == "digest":
+        data = _package({"session.json": session, "a.png": png},
+                        inventory=[{"path": "session.json", "bytes": len(session),
+                                    "sha256": hashlib.sha256(session).hexdigest()},
+                                   {"path": "a.png", "bytes": len(png), "sha256": "0" * 64}])
+    elif case == "unlisted":
+        data = _package({"session.json": session, "a.png": png},
+                        inventory=[{"path": "session.json", "bytes": len(session),
+                                    "sha256": hashlib.sha256(session).hexdigest()}])
+    elif case == "no-manifest":
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as zf:
+            zf.writestr("session.json", session)
+        data = out.getvalue()
+    elif case == "size":
+        data = _package({"session.json": session, "a.png": png})
+    else:
+        data = b"PK\x03\x04 this is no zip"
+    limits = Limits(max_bytes=len(session) + 10) if case == "size" else None
+    with pytest.raises(InvalidInput) as exc:
+        session_page(data, "bad.asif.zip", limits)
+    assert exc.value.problems and exc.value.problems[0].rule == "package", exc.value.problems
+
+
 # --------------------------------------------------------------------------------------------
 # Side by side
 
@@ -535,6 +650,20 @@ def test_browser_shows_every_message_without_errors_or_requests(browser, tmp_pat
             assert " ".join(text.split()) in " ".join(dom.split())
         assert opened.page.locator("article.ev").first.is_visible()
         opened.page.screenshot(path=tmp_path / f"{path.name}.png", full_page=True)
+    finally:
+        opened.close()
+
+
+@needs_browser
+def test_browser_draws_a_packaged_image(browser, tmp_path):
+    html_path = _write(tmp_path, "package.html", session_page(_package(), "example.asif.zip"))
+    opened = Opened(browser, html_path)
+    try:
+        opened.check_clean()
+        image = opened.page.locator("img.preview").first
+        image.scroll_into_view_if_needed()
+        assert opened.page.evaluate("document.querySelector('img.preview').naturalWidth") == 4
+        opened.page.screenshot(path=tmp_path / "package.png", full_page=True)
     finally:
         opened.close()
 

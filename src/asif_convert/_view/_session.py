@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ COLLECTIONS = {
 }
 PREVIEW_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 PREVIEW_AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm", "audio/flac"})
+TEXT_TYPES = frozenset({"application/json", "application/x-ndjson", "application/xml", "application/yaml"})
 PREVIEW_TEXT_CHARS = 4000  # an inline text preview; the rest is summarized by its size
 JSON_CHARS = 20000  # structured values beyond this are cut, with a note saying so
 GIST_CHARS = 140  # the one-line summary of an event's data
@@ -97,42 +99,60 @@ def _json(value: Any) -> str:
     return text if len(text) <= JSON_CHARS else text[:JSON_CHARS] + f"\n… ({len(text) - JSON_CHARS:,} more characters)"
 
 
-def resources(doc: dict[str, Any], index: Index) -> list[dict[str, Any]]:
+def resources(doc: dict[str, Any], index: Index, packaged: dict[str, bytes] | None = None) -> list[dict[str, Any]]:
     rows = []
     for i, res in enumerate(_list(doc, "resources")):
         rid = str(res.get("id", ""))
+        path = res.get("path")
         rows.append({
             "anchor": index.pre + f"r{i}", "id": rid, "name": res.get("name"),
             "media_type": str(res.get("media_type", "")),
             "availability": str(res.get("availability", "")), "purpose": res.get("purpose"),
             "bytes": res.get("bytes"), "sha256": res.get("sha256"), "location": res.get("original_location"),
-            "path": res.get("path"), "explanation": res.get("explanation"),
-            "preview": _preview(res), "losses": index.badges("resource", rid),
+            "path": path, "packaged": packaged is not None and isinstance(path, str) and path in packaged,
+            "explanation": res.get("explanation"),
+            "preview": _preview(res, packaged or {}), "losses": index.badges("resource", rid),
         })
     return rows
 
 
-def _preview(res: dict[str, Any]) -> dict[str, Any] | None:
-    """An inline preview of an embedded image (as a data: URI, after checking it decodes) or text."""
-    media = str(res.get("media_type", "")).split(";")[0].strip().lower()
-    text, data = res.get("text"), res.get("data")
-    if isinstance(text, str):
-        cut = len(text) - PREVIEW_TEXT_CHARS
-        return {"kind": "text", "text": text[:PREVIEW_TEXT_CHARS], "more": max(cut, 0)}
-    playable = media in PREVIEW_IMAGE_TYPES or media in PREVIEW_AUDIO_TYPES
-    if isinstance(data, str) and playable and len(data) <= PREVIEW_MEDIA_BYTES * 4 // 3 + 4:
-        try:  # only base64 goes into the data: URI, so nothing else can ride along in the attribute
-            base64.b64decode(data, validate=True)
+def _content(res: dict[str, Any], packaged: dict[str, bytes]) -> bytes | None:
+    """An embedded resource's bytes: its base64 ``data``, or its file in the package when the
+    size and digest the resource states match. A path is looked up in the package, never on disk."""
+    data, path = res.get("data"), res.get("path")
+    if isinstance(data, str):
+        try:
+            return base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
             return None
-        return {"kind": "image" if media in PREVIEW_IMAGE_TYPES else "audio", "uri": f"data:{media};base64,{data}"}
-    if isinstance(data, str) and media.startswith("text/"):
-        try:
-            decoded = base64.b64decode(data, validate=True).decode("utf-8")
-        except (binascii.Error, ValueError, UnicodeDecodeError):
-            return None
-        return {"kind": "text", "text": decoded[:PREVIEW_TEXT_CHARS], "more": max(len(decoded) - PREVIEW_TEXT_CHARS, 0)}
+    if isinstance(path, str) and path in packaged:
+        content = packaged[path]
+        size, digest = res.get("bytes"), res.get("sha256")
+        if (size is None or size == len(content)) and (digest is None or digest == hashlib.sha256(content).hexdigest()):
+            return content
     return None
+
+
+def _preview(res: dict[str, Any], packaged: dict[str, bytes]) -> dict[str, Any] | None:
+    """An inline preview of an embedded image or sound (a data: URI of base64 this code made) or text."""
+    media = str(res.get("media_type", "")).split(";")[0].strip().lower()
+    text = res.get("text")
+    if not isinstance(text, str):
+        content = _content(res, packaged)
+        if content is None:
+            return None
+        if media in PREVIEW_IMAGE_TYPES or media in PREVIEW_AUDIO_TYPES:
+            if len(content) > PREVIEW_MEDIA_BYTES:
+                return None
+            uri = f"data:{media};base64," + base64.b64encode(content).decode("ascii")
+            return {"kind": "image" if media in PREVIEW_IMAGE_TYPES else "audio", "uri": uri}
+        if not (media.startswith("text/") or media in TEXT_TYPES):
+            return None
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return {"kind": "text", "text": text[:PREVIEW_TEXT_CHARS], "more": max(len(text) - PREVIEW_TEXT_CHARS, 0)}
 
 
 def _parts(parts: Any, index: Index, res_by_id: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -325,11 +345,12 @@ def _tree_order(rows: list[dict[str, Any]], parent: dict[str, str | None]) -> li
     return ordered
 
 
-def session_model(doc: dict[str, Any], *, name: str, source_format: str, converted: bool) -> dict[str, Any]:
-    """Everything the session template shows."""
+def session_model(doc: dict[str, Any], *, name: str, source_format: str, converted: bool,
+                  packaged: dict[str, bytes] | None = None) -> dict[str, Any]:
+    """Everything the session template shows; ``packaged`` holds a package's resource files."""
     index = build_index(doc)
     loss_rows = losses(doc, index)
-    resource_rows = resources(doc, index)
+    resource_rows = resources(doc, index, packaged)
     event_rows = events(doc, index, resource_rows)
     branch_rows = branches(doc, index, event_rows)
     session = _obj(doc.get("session"))
@@ -340,6 +361,7 @@ def session_model(doc: dict[str, Any], *, name: str, source_format: str, convert
         by_kind[row["kind"]] += 1
     return {
         "name": name, "source_format": source_format, "converted": converted,
+        "package": None if packaged is None else len(packaged),
         "asif_version": doc.get("asif_version"),
         "session": {"id": session.get("id"), "title": session.get("title"),
                     "objective": _parts(session.get("objective"), index, {r["id"]: r for r in resource_rows}),
