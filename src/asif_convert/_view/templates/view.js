@@ -9,9 +9,11 @@
     bar.className = "pager";
     var prev = button("◀ previous"), next = button("next ▶"), all = button("show all");
     var label = document.createElement("span");
+    var name = document.createElement("b");
+    name.textContent = pages.getAttribute("data-label") || "";
     var jump = document.createElement("input");
-    jump.type = "number"; jump.min = "1"; jump.max = String(list.length); jump.title = "go to page";
-    bar.append(prev, label, next, jump, all);
+    jump.type = "number"; jump.min = "1"; jump.max = String(list.length); jump.title = "go to page"; jump.placeholder = "page #";
+    bar.append(name, prev, label, next, jump, all);
     pages.parentNode.insertBefore(bar, pages);
     var current = 0;
     function show(i) {
@@ -48,7 +50,7 @@
     if (pages && pages.showPageOf) { pages.showPageOf(el); }
     var det = el.closest("details");
     if (det) { det.open = true; }
-    el.scrollIntoView({ block: "center" });
+    el.scrollIntoView({ block: "start" });
   }
   document.querySelectorAll(".pages").forEach(setup);
   window.addEventListener("hashchange", reveal);
