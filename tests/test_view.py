@@ -555,6 +555,15 @@ def test_view_command_writes_pages_and_reports_errors(tmp_path):
         assert res.exit_code in (1, 2) and "Traceback" not in res.output, args
     res = runner.invoke(app, ["view", str(bad), "-o", str(bad)])
     assert res.exit_code == 2 and bad.read_text() == "[1, 2"
+    golden = GOLDEN / "01-minimal.asif.json"
+    copy_of = tmp_path / "copy.json"
+    copy_of.write_bytes(golden.read_bytes())
+    res = runner.invoke(app, ["view", str(golden), str(copy_of), "-o", str(copy_of)])
+    assert res.exit_code == 2 and copy_of.read_bytes() == golden.read_bytes()
+    res = runner.invoke(app, ["view", str(golden), str(golden), "-o", str(out)])
+    assert res.exit_code == 0 and "No differences" in out.read_text()
+    res = runner.invoke(app, ["view", str(golden), "-o", "-"])
+    assert res.exit_code == 0 and res.stdout.startswith("<!DOCTYPE html>")
 
 
 def test_the_wheel_carries_the_templates(tmp_path):

@@ -41,7 +41,8 @@ def view(files: Annotated[list[str], typer.Argument(
     limits = build_limits(max_bytes, max_depth, max_string)
 
     def run() -> None:
-        jsonio.check_paths(files[0], output, *files[1:])
+        for path in files:  # never write the page over an input
+            jsonio.check_paths(path, output)
         if manifest:
             if output == "-":
                 usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")

@@ -22,6 +22,7 @@ from asif_convert._errors import ConversionError, InvalidInput, Problem
 from asif_convert._view._html import render
 
 TOP = 20  # rows of the slowest and largest lists
+# The manifest's outcomes that mean a file was not converted (as the batch module defines them).
 FAILED = frozenset({"invalid", "internal", "refused", "policy", "unwritable"})
 CHART_WIDTH = 420  # pixels of the longest bar
 
@@ -75,7 +76,8 @@ def report_model(records: list[Any], *, title: str, pages: PagesWritten | None =
 
     return {
         "title": title, "files": len(files), "lines": len(records),
-        "statuses": sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0])),
+        "statuses": [(status, n, status in FAILED)
+                     for status, n in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0]))],
         "failed": sum(n for s, n in statuses.items() if s in FAILED),
         "input_bytes": sum(rec.input_bytes or 0 for rec in files),
         "output_bytes": sum(rec.output_bytes or 0 for rec in files),
