@@ -6,7 +6,7 @@ its CSS and script inline and a Content-Security-Policy that forbids network acc
 
 from __future__ import annotations
 
-from asif_convert._view._report import report_page, write_pages, write_report
+from asif_convert._view._report import report_page, write_pages, write_report, write_report_records
 from asif_convert._view.pages import diff_page, session_page
 
-__all__ = ["diff_page", "report_page", "session_page", "write_pages", "write_report"]
+__all__ = ["diff_page", "report_page", "session_page", "write_pages", "write_report", "write_report_records"]

@@ -147,8 +147,7 @@ def write_report(manifest: str | os.PathLike[str], report: str | os.PathLike[str
                  pages_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Read a batch manifest and write its report (and, with ``pages_dir``, each file's page).
 
-    ``outdir`` is where the batch wrote its outputs (default: the manifest's folder). Returns
-    counts for a summary line: files, failed, pages written, pages refused."""
+    ``outdir`` is where the batch wrote its outputs (default: the manifest's folder)."""
     from asif_convert.batch import read_manifest
 
     try:
@@ -159,11 +158,17 @@ def write_report(manifest: str | os.PathLike[str], report: str | os.PathLike[str
     except OSError as exc:
         raise InvalidInput([Problem(rule="io", path="", message=f"cannot read: {exc.strerror or exc}")],
                            os.fspath(manifest)) from None
-    pages = None
-    if pages_dir is not None:
-        base = outdir if outdir is not None else os.path.dirname(os.path.abspath(manifest))
-        pages = write_pages(records, outdir=base, pages_dir=pages_dir, report=report)
-    title = Path(manifest).name
+    base = outdir if outdir is not None else os.path.dirname(os.path.abspath(manifest))
+    return write_report_records(records, report, title=Path(manifest).name, outdir=base, pages_dir=pages_dir)
+
+
+def write_report_records(records: list[Any], report: str | os.PathLike[str], *, title: str,
+                         outdir: str | os.PathLike[str], pages_dir: str | os.PathLike[str] | None = None
+                         ) -> dict[str, Any]:
+    """Write the report of manifest records (``batch.FileResult``), and each converted file's page
+    under ``pages_dir`` (read from ``outdir``) when given. Returns counts for a summary line:
+    files, failed, pages written, files without a page."""
+    pages = write_pages(records, outdir=outdir, pages_dir=pages_dir, report=report) if pages_dir is not None else None
     html = report_page(records, title=title, pages=pages)
     jsonio.write_output(os.fspath(report), html.encode("utf-8"))
     files = latest(records)
