@@ -30,6 +30,8 @@
       label.textContent = "all " + list.length + " pages";
       prev.disabled = next.disabled = true;
     });
+    pages.showPage = show;
+    pages.showAll = function () { all.click(); };
     pages.showPageOf = function (el) {
       var page = el.closest(".page");
       if (page && page.hidden) { show(list.indexOf(page)); }
@@ -58,10 +60,15 @@
   var filter = document.getElementById("row-filter");
   if (filter) {
     filter.addEventListener("change", function () {
+      // A chosen outcome shows its rows from every page; "every outcome" goes back to paging.
       var want = filter.value;
+      var table = document.querySelector("table.pages[data-label='all files']");
       document.querySelectorAll("tr[data-status]").forEach(function (tr) {
         tr.hidden = want !== "" && tr.getAttribute("data-status") !== want;
       });
+      if (table && table.showPage) {
+        if (want === "") { table.showPage(0); } else { table.showAll(); }
+      }
     });
   }
 })();
