@@ -684,3 +684,15 @@ def test_failure_reasons_keep_their_rule_id_in_the_summary(tmp_path):
                         env={"COLUMNS": "400"})
     assert res.exit_code == 1
     assert "[schema]" in res.stdout
+
+
+def test_batch_writes_an_html_report_with_pages(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src, broken=True)
+    report, pages = tmp_path / "report.html", tmp_path / "pages"
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report-html", report, "--pages", pages)
+    assert res.exit_code == 1, res.output  # the broken files; the report is written all the same
+    html = report.read_text()
+    assert "<html" in html and all(p.name.removesuffix(".json") in html for p in files)
+    assert len(list(pages.rglob("*.html"))) == len(files)
+    assert invoke("batch", src, "-o", tmp_path / "o2", "--to", "asif", "--pages", pages).exit_code == 2

@@ -42,9 +42,11 @@ from asif_convert._cli.common import (
     build_limits,
     build_options,
     check_formats,
+    guard,
     internal_error,
 )
 from asif_convert._errors import EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput, UsageError
+from asif_convert._view import write_report
 
 INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
@@ -221,6 +223,10 @@ def batch(
     max_bytes: MaxBytesOpt = LIM.max_bytes,
     max_depth: MaxDepthOpt = LIM.max_depth,
     max_string: MaxStringOpt = LIM.max_string,
+    report_html: Annotated[Path | None, typer.Option("--report-html", metavar="PATH", help="Also write the "
+                           "migration at a glance as one self-contained HTML page.")] = None,
+    pages: Annotated[Path | None, typer.Option("--pages", metavar="DIR", help="With --report-html: also write "
+                     "one page per converted file here, linked from the report.")] = None,
 ) -> None:
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
@@ -229,6 +235,8 @@ def batch(
     interrupted (rerun to resume).
     """
     check_formats(to, source)
+    if pages is not None and report_html is None:
+        raise typer.BadParameter("--pages needs --report-html (the report links to the pages)", param_hint="--pages")
     options = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                             no_residual=no_residual)
     err_console = Console(stderr=True)
@@ -262,5 +270,9 @@ def batch(
         signal.signal(signal.SIGTERM, previous)
     if not quiet:
         print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
+    if report_html is not None:
+        guard(lambda: write_report(manifest_path, report_html, outdir=outdir, pages_dir=pages))
+        if not quiet:
+            Console().print(f"report: {report_html}")
     sys.stdout.flush()
     raise typer.Exit(summary.exit_code)

@@ -1,0 +1,67 @@
+"""``asif-convert view``: a self-contained HTML page of one document, of two side by side, or of a
+batch manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from asif_convert import _jsonio as jsonio
+from asif_convert._cli.common import DEFAULT_LIMITS as LIM
+from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, err, guard, usage_error
+from asif_convert._view import diff_page, session_page, write_report
+
+MANIFEST_SUFFIX = ".jsonl"  # a batch manifest; every other file is a document
+
+
+def view(files: Annotated[list[str], typer.Argument(
+             metavar="FILE [B]", help="A document (ASIF session or any format converted in memory), two documents "
+                                      "to show side by side, or a batch manifest (*.jsonl); - for standard input.")],
+         output: Annotated[str, typer.Option("-o", "--output", metavar="OUT",
+                                             help="The HTML page to write, or - for standard output.")],
+         pages: Annotated[Path | None, typer.Option(
+             "--pages", metavar="DIR", help="With a manifest: also write each converted file's page under DIR "
+                                            "(DIR/<output>.html) and link the report's rows to them.")] = None,
+         outdir: Annotated[Path | None, typer.Option(
+             "--outdir", metavar="OUTDIR", help="With --pages: where the batch wrote its outputs "
+                                                "(default: the manifest's folder).")] = None,
+         max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
+         max_string: MaxStringOpt = LIM.max_string) -> None:
+    """Write one self-contained HTML page (no network access, inline CSS and script) to look at a
+    session, compare two documents, or see a whole batch at a glance."""
+    if not 1 <= len(files) <= 2:
+        usage_error(f"view takes one or two files, not {len(files)}")
+    manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX)
+    if (pages is not None or outdir is not None) and not manifest:
+        usage_error("--pages and --outdir go with a batch manifest (*.jsonl)")
+    if outdir is not None and pages is None:
+        usage_error("--outdir says where to read outputs for --pages; give --pages DIR too")
+    limits = build_limits(max_bytes, max_depth, max_string)
+
+    def run() -> None:
+        for path in files:  # never write the page over an input
+            jsonio.check_paths(path, output)
+        if manifest:
+            if output == "-":
+                usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")
+            done = write_report(files[0], output, outdir=outdir, pages_dir=pages)
+            line = f"{output}: {done['files']} files, {done['failed']} failed"
+            if pages is not None:
+                line += f"; {done['pages']} pages in {pages}"
+                if done["page_errors"]:
+                    line += f", {done['page_errors']} files without a page (see the report)"
+            err(line)
+            return
+        if len(files) == 1:
+            data, name = jsonio.read_input(files[0], limits)
+            html = session_page(data, name, limits)
+        else:
+            if files.count("-") > 1:
+                usage_error("standard input can be only one of the two files")
+            (data_a, name_a), (data_b, name_b) = (jsonio.read_input(f, limits) for f in files)
+            html = diff_page(data_a, name_a, data_b, name_b, limits)
+        jsonio.write_output(output, html.encode("utf-8"))
+
+    guard(run)
