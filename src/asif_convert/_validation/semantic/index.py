@@ -31,6 +31,22 @@ def rule_id(number: int) -> str:
     return f"ASIF-R{number:03d}"
 
 
+def whole(value: Any) -> int | None:
+    """A JSON integer as both schemas count one (``3``, ``3.0`` and ``3e0`` alike), else None.
+
+    JSON Schema since draft 6 treats a number with a zero fractional part as an integer, so a
+    schema-valid document may write a sequence, revision or index as ``88.0``; the rules compare
+    such numbers by value. ``true`` is not a number here, although Python's bool is an int.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -139,7 +155,7 @@ class Index:
 
     def sequence(self, ident: str) -> int | None:
         event = self.event(ident)
-        return None if event is None else event.get("sequence")
+        return None if event is None else whole(event.get("sequence"))
 
     def branch_positions(self, branch_id: str) -> dict[str, int]:
         """event id -> first position in the branch's event_ids (cached per branch)."""
