@@ -150,3 +150,20 @@ def _number_literals(raw: bytes, key: str) -> list[str]:
     found = re.findall(rb'"' + key.encode() + rb'":\s*(-?[0-9][0-9.eE+-]*)', raw)
     assert found, f"no {key} in the document"
     return found
+
+
+def test_continuation_profile_findings_are_the_same_with_floats() -> None:
+    """The profile reads numbers too (instruction priorities, Git index stages)."""
+    from . import test_continuation as profile
+
+    for n, name, base, edit, _path in profile.CASES:
+        doc = base()
+        edit(doc)
+        as_floats = floated(doc)
+        assert schema_errors(as_floats) == [], name
+        assert found(as_floats) == found(doc), f"C{n:03d} {name}"
+    doc = profile.with_git()
+    doc["continuation"]["workspaces"][1]["git"]["index_entries"].append(
+        {**doc["continuation"]["workspaces"][1]["git"]["index_entries"][0], "stage": 2.0}
+    )
+    assert ("ASIF-C006", "/continuation/workspaces/1/git/index_entries/1/stage") in found(doc)

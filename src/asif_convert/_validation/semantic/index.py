@@ -27,8 +27,9 @@ COLLECTIONS = (
 Path = tuple[str | int, ...]
 
 
-def rule_id(number: int) -> str:
-    return f"ASIF-R{number:03d}"
+def rule_id(rule: int | str) -> str:
+    """Section 5 rules are numbers (``ASIF-Rnnn``); profile and beyond-the-digest rules carry their id."""
+    return rule if isinstance(rule, str) else f"ASIF-R{rule:03d}"
 
 
 def whole(value: Any) -> int | None:
@@ -85,7 +86,7 @@ class Report:
     def __init__(self) -> None:
         self._problems: dict[tuple[str, str], Problem] = {}
 
-    def add(self, rule: int, path: str, message: str, *, warning: bool = False) -> None:
+    def add(self, rule: int | str, path: str, message: str, *, warning: bool = False) -> None:
         key = (rule_id(rule), path)
         if key not in self._problems:
             severity = "warning" if warning else "error"
