@@ -52,6 +52,11 @@ portable-continuation profile 0.2 (module ``continuation``, rule ids ``ASIF-Cnnn
 ``PROFILE_RULES``): the profile's own references, its dependency and workspace graphs, workspace
 trees and Git records, and each plan's agreement with its checkpoint, context and configuration.
 The destination's assessment report is another document and is not checked.
+
+Three checks go beyond section 5 and the reference validator (module ``advisories``, ids
+``ASIF-Wnnn`` in ``WARNING_RULES``): a local fork whose parent branch is missing, a fork point
+not on its parent branch, and an event ``extensions`` key that is not namespaced. They are
+warnings, so a document's validity verdict agrees with the reference's.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from typing import Any
 
 from asif_convert._errors import Problem
 from asif_convert._validation.semantic import (
+    advisories,
     branches,
     contexts,
     continuation,
@@ -73,10 +79,10 @@ from asif_convert._validation.semantic import (
     tasks,
     tools,
 )
-from asif_convert._validation.semantic.catalog import PROFILE_RULES, RULES
+from asif_convert._validation.semantic.catalog import PROFILE_RULES, RULES, WARNING_RULES
 from asif_convert._validation.semantic.index import Index, Report
 
-__all__ = ["PROFILE_RULES", "RULES", "check_semantics"]
+__all__ = ["PROFILE_RULES", "RULES", "WARNING_RULES", "check_semantics"]
 
 _FAMILIES = (
     identity,
@@ -91,6 +97,7 @@ _FAMILIES = (
     resources,
     streams,
     continuation,
+    advisories,
 )
 
 

@@ -102,3 +102,9 @@ PROFILE_RULES: dict[str, str] = {
     "ASIF-C019": "selected service bindings use secret handles the plan's configuration declares",
     "ASIF-C020": "boundary evidence, native import resources and checkpoint requirements resolve for the plan",
 }
+
+WARNING_RULES: dict[str, str] = {
+    "ASIF-W001": "a fork naming this capture names a parent branch that is one of its other branches (warning)",
+    "ASIF-W002": "a fork point lies on the parent branch the fork names (warning)",
+    "ASIF-W003": "event extensions keys are namespaced (warning)",
+}
