@@ -262,6 +262,8 @@ CASES: list[tuple[int, str, Callable[[], dict], Op, str]] = [
     (16, "open call the context closed", COMPUTER,
      lambda d: d["checkpoints"][0]["open_calls"].append({"call_id": "call-1", "state": "outcome_unknown"}),
      f"{PLAN}/checkpoint_id"),
+    (16, "operation call absent from context", PENDING,
+     lambda d: d["continuation"]["operations"][0].update(call_id="call-elsewhere"), f"{PLAN}/operation_ids/0"),
     (17, "next operation not selected", PENDING,
      lambda d: _plan(d)["next_action"].update(operation_id="other"), f"{PLAN}/next_action/operation_id"),
     (17, "next decision not pending", ACTIONS,
@@ -290,6 +292,14 @@ CASES: list[tuple[int, str, Callable[[], dict], Op, str]] = [
     (20, "missing native import resource", COMPUTER,
      lambda d: d["continuation"]["native_imports"][0]["resource_ids"].append("ghost"),
      f"{P}/native_imports/0/resource_ids/1"),
+    (20, "checkpoint requirement twice", ACTIONS,
+     lambda d: d["checkpoints"][0]["requirements"].append(copy.deepcopy(d["checkpoints"][0]["requirements"][0])),
+     "/checkpoints/0/requirements/2/id"),
+    (20, "environment requirement twice", COMPUTER,
+     lambda d: d["environments"][0]["requirements"].extend(
+         [{"id": "env-req", "kind": "example.input", "description": "Input.", "required_for": ["continue"],
+           "status": "available"}] * 2),
+     "/environments/0/requirements/1/id"),
     (20, "requirement secret undeclared", COMPUTER,
      lambda d: d["checkpoints"][0]["requirements"].append(
          {"id": "login", "kind": "example.login", "description": "Sign in.", "required_for": ["continue"],

@@ -96,11 +96,13 @@ PROFILE_RULES: dict[str, str] = {
     "ASIF-C013": "cwd and path references use selected roots, safe paths and string fields of existing entities",
     "ASIF-C014": "context accounting covers each branch event exactly once and names inputs of the context",
     "ASIF-C015": "a plan context's tool inputs keep their source event's correlation and data unless transformed",
-    "ASIF-C016": "open calls are bound by one selected operation each and match the calls the context leaves open",
+    "ASIF-C016": "open calls are bound by one selected operation each and match the calls the context leaves open; "
+    "a selected operation's call is in the context",
     "ASIF-C017": "the next action names a selected operation, a held-open decision or the plan's native import",
     "ASIF-C018": "the configuration binding rules each instruction once, in priority order, and covers every policy",
     "ASIF-C019": "selected service bindings use secret handles the plan's configuration declares",
-    "ASIF-C020": "boundary evidence, native import resources and checkpoint requirements resolve for the plan",
+    "ASIF-C020": "boundary evidence and native import resources resolve; the requirements a plan reaches have "
+    "unique ids and checkpoint requirements resolve in its configuration",
 }
 
 WARNING_RULES: dict[str, str] = {

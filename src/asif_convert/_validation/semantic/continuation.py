@@ -458,8 +458,8 @@ class Plan:
                 )
             if branch_ok:
                 self.accounting(ctx, ix.record("branches", cp["branch_id"]))
-            calls = self.context_tools(ctx)
-            self.open_calls(cp, calls)
+            calls, still_open = self.context_tools(ctx)
+            self.open_calls(cp, calls, still_open)
         self.next_action(cp)
         if config is not None:
             self.configuration(config)
@@ -644,8 +644,8 @@ class Plan:
                 f"does not account for branch events {shown}; every event through the head needs a disposition",
             )
 
-    def context_tools(self, ctx: dict[str, Any]) -> set[Any]:
-        """Check typed inputs against their source events; return the calls the context leaves open."""
+    def context_tools(self, ctx: dict[str, Any]) -> tuple[set[Any], set[Any]]:
+        """Check typed inputs against their source events; return the context's calls, and those it leaves open."""
         c = self.ix.positions["contexts"][ctx["id"]]
         calls: set[Any] = set()
         closed: set[Any] = set()
@@ -681,9 +681,9 @@ class Plan:
                             f"context '{ctx['id']}' input '{item.get('id')}' differs from event '{event.get('id')}' "
                             f"in {', '.join(changed)} without stating a transformation",
                         )
-        return calls - closed
+        return calls, calls - closed
 
-    def open_calls(self, cp: dict[str, Any], context_open: set[Any]) -> None:
+    def open_calls(self, cp: dict[str, Any], calls: set[Any], context_open: set[Any]) -> None:
         pr = self.pr
         bound: dict[Any, str] = {}
         for j, ident in enumerate(as_list(self.plan.get("operation_ids"))):
@@ -693,6 +693,12 @@ class Plan:
             if "call_id" not in op:
                 continue
             call_id = op["call_id"]
+            if call_id not in calls:
+                self.add(
+                    16,
+                    ("operation_ids", j),
+                    f"selects operation '{ident}' for call '{call_id}', which its context does not contain",
+                )
             if call_id in bound:
                 self.add(
                     16,
@@ -805,12 +811,22 @@ class Plan:
                     )
 
     def requirements(self, cp: dict[str, Any], config: dict[str, Any]) -> None:
-        """Checkpoint requirements resolve against the plan's configuration (capabilities, secrets)."""
+        """The requirements a plan's assessment walks: those of its checkpoint, and of every environment
+        it reaches (its configuration's, its workspaces', those requirements name), have unique ids;
+        checkpoint requirements resolve against the plan's configuration (capabilities, secrets)."""
         c = self.ix.positions["checkpoints"][cp["id"]]
         capabilities = {as_dict(x).get("id") for x in as_list(config.get("capabilities"))}
         handles = {as_dict(s).get("handle") for s in as_list(config.get("secret_requirements"))}
+        self._unique_requirements(("checkpoints", c), cp, f"checkpoint '{cp.get('id')}'")
+        reached = [e for e in as_list(config.get("environment_ids"))]
+        reached += [
+            self.pr.workspace(w).get("environment_id")
+            for w in as_list(self.plan.get("workspace_ids"))
+            if w in self.pr.workspaces
+        ]
         for j, requirement in enumerate(as_list(cp.get("requirements"))):
             requirement = as_dict(requirement)
+            reached.append(requirement.get("environment_id"))
             for field, known in (("capability_id", capabilities), ("secret_handle", handles)):
                 if field in requirement and requirement[field] not in known:
                     self.pr.report.add(
@@ -819,3 +835,18 @@ class Plan:
                         f"checkpoint requirement '{requirement.get('id')}' names {field} '{requirement[field]}', "
                         f"which configuration '{config.get('id')}' of {self.owner} does not declare",
                     )
+        for env in dict.fromkeys(e for e in reached if isinstance(e, str) and self.ix.has("environments", e)):
+            e = self.ix.positions["environments"][env]
+            self._unique_requirements(("environments", e), self.ix.record("environments", env), f"environment '{env}'")
+
+    def _unique_requirements(self, base: tuple[str | int, ...], record: dict[str, Any], owner: str) -> None:
+        seen: set[Any] = set()
+        for j, requirement in enumerate(as_list(record.get("requirements"))):
+            ident = as_dict(requirement).get("id")
+            if ident in seen:
+                self.pr.report.add(
+                    "ASIF-C020",
+                    pointer(*base, "requirements", j, "id"),
+                    f"{owner} lists requirement '{ident}' twice, so {self.owner} cannot assess each once",
+                )
+            seen.add(ident)
