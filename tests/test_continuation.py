@@ -351,3 +351,24 @@ def test_unresolved_checkpoint_is_reported_once_not_as_mismatches() -> None:
     doc = COMPUTER()
     _plan(doc).update(checkpoint_id="ghost")
     assert [(p.rule, p.path) for p in check_semantics(doc)] == [("ASIF-C008", f"{PLAN}/checkpoint_id")]
+
+
+def test_deleting_a_folder_removes_its_subtree_only() -> None:
+    doc = with_git()
+    base, delta = doc["continuation"]["workspaces"][0], doc["continuation"]["workspaces"][2]
+    base["entries"] += [
+        {"path": "docs", "kind": "directory", "mode": 493},
+        {"path": "docs/a.md", "kind": "file", "mode": 420, "resource_id": "report"},
+        {"path": "docs/sub", "kind": "directory", "mode": 493},
+        {"path": "docs/sub/b.md", "kind": "file", "mode": 420, "resource_id": "report"},
+        {"path": "docs-old.md", "kind": "file", "mode": 420, "resource_id": "report"},
+    ]
+    delta["deletions"] = ["docs", "docs-old.md"]
+    assert check_semantics(doc) == []
+    delta["deletions"] = ["docs", "docs/a.md"]  # already gone with its folder
+    assert [(p.rule, p.path) for p in check_semantics(doc)] == [("ASIF-C005", f"{P}/workspaces/2/deletions/1")]
+    # a file re-added over a deleted folder is a file, so nothing may sit below it
+    delta["deletions"] = ["docs"]
+    delta["entries"] = [{"path": "docs", "kind": "file", "mode": 420, "resource_id": "report"},
+                        {"path": "docs/c.md", "kind": "file", "mode": 420, "resource_id": "report"}]
+    assert ("ASIF-C005", f"{P}/workspaces/2/entries") in {(p.rule, p.path) for p in check_semantics(doc)}

@@ -167,3 +167,22 @@ def test_continuation_profile_findings_are_the_same_with_floats() -> None:
         {**doc["continuation"]["workspaces"][1]["git"]["index_entries"][0], "stage": 2.0}
     )
     assert ("ASIF-C006", "/continuation/workspaces/1/git/index_entries/1/stage") in found(doc)
+
+
+def test_float_sequences_convert_to_the_same_session() -> None:
+    """Merged order, fork points and every other derived record are the same for 7 and 7.0; only
+    the digest of the input's bytes (in the capture id, lineage and boundary) differs, and the
+    source sequences kept verbatim in the native home keep their ``.0``."""
+    raw = json.dumps(json.loads(MIXED.read_bytes())).encode()
+    texts = [convert(x, to="asif").output.decode() for x in (raw, _floated_text(MIXED.read_bytes(), "sequence"))]
+    digests = [_input_digest(t) for t in texts]
+    assert digests[0] != digests[1]
+    kept, n = re.subn(r'("sequence": [0-9]+)\.0\b', r"\1", texts[1])
+    assert n == len(re.findall(r'"sequence": [0-9]+', texts[0])) - len(json.loads(texts[0])["events"])
+    assert kept.replace(digests[1], digests[0]).replace(digests[1][:32], digests[0][:32]) == texts[0]
+
+
+def _input_digest(text: str) -> str:
+    """The input's SHA-256 as the output names it: the capture id carries its first 32 digits."""
+    prefix = json.loads(text)["capture"]["id"].rsplit(":", 1)[1]
+    return re.search(prefix + "[0-9a-f]{32}", text).group(0)  # type: ignore[union-attr]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_left
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -244,6 +245,7 @@ class Profile:
                 entries = dict(inherited)
             selection = as_dict(w.get("selection"))
             excluded = [x for x in as_list(selection.get("exclude")) if isinstance(x, str)]
+            ordered = sorted(entries)  # paths under a deleted folder form one range of this order
             for j, deletion in enumerate(as_list(w.get("deletions"))):
                 if not isinstance(deletion, str):
                     continue
@@ -253,7 +255,8 @@ class Profile:
                     for x in excluded
                 ):
                     self.add(5, where, f"workspace '{ident}' deletes '{deletion}', an excluded path")
-                gone = [p for p in entries if p == deletion or p.startswith(deletion + "/")]
+                below = ordered[bisect_left(ordered, deletion + "/") : bisect_left(ordered, deletion + "0")]
+                gone = [p for p in [deletion, *below] if p in entries]
                 if not gone:
                     self.add(5, where, f"workspace '{ident}' deletes '{deletion}', which its base does not have")
                 for p in gone:

@@ -39,11 +39,10 @@ def whole(value: Any) -> int | None:
     schema-valid document may write a sequence, revision or index as ``88.0``; the rules compare
     such numbers by value. ``true`` is not a number here, although Python's bool is an int.
     """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
+    kind = type(value)  # exact types: bool is not int here, and this runs once per event and reference
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    if kind is float and value.is_integer():
         return int(value)
     return None
 
