@@ -596,12 +596,13 @@ class _AsifBuilder:
             "checkpoints": checkpoints,
         }
         streams = self.streams() if self.feature("streams") else None
+        continuation = self.continuation(checkpoints[0], contexts) if self.feature("continuation") else None
         doc["coverage"] = self.coverage(doc)
         doc["losses"] = self.losses(doc)
         if draw(st.booleans()):
             doc["usage"] = self.usage()
-        if self.feature("continuation"):
-            doc["continuation"] = self.continuation(checkpoints[0]["id"])
+        if continuation is not None:
+            doc["continuation"] = continuation
             self.required.append("asif.portable-continuation/0.2")
         if streams is not None:
             doc["streams"] = streams
@@ -979,14 +980,30 @@ class _AsifBuilder:
                                "provenance": self.provenance()}))
         return out
 
-    def continuation(self, checkpoint_id: str) -> dict[str, Any]:
+    def continuation(self, checkpoint: dict[str, Any], contexts: list[dict[str, Any]]) -> dict[str, Any]:
+        """A plan that meets the profile's rules: it continues from ``checkpoint`` (the main branch's
+        head) through a new continuation context and configuration, which the checkpoint now names;
+        every branch event is accounted as not input, and the checkpoint holds no open call (its
+        knowledge becomes unknown), since no operation is generated to bind one."""
+        branch = next(b for b in self.branches if b["id"] == checkpoint["branch_id"])
+        self.configurations.append({"id": "continuation-configuration", "instructions": [], "capabilities": [],
+                                    "policies": [], "secret_requirements": [], "knowledge": "unknown"})
+        contexts.append({"id": "continue-context", "branch_id": branch["id"], "at_event_id": checkpoint["at_event_id"],
+                         "purpose": "continuation", "fidelity": "unknown", "inputs": [], "tool_ids": [],
+                         "configuration_id": "continuation-configuration"})
+        checkpoint.update(context_id="continue-context", configuration_id="continuation-configuration",
+                          knowledge="unknown", open_calls=[])
         plan = {
-            "id": "continue-main", "checkpoint_id": checkpoint_id, "context_id": "continue-context",
-            "configuration_id": "effective", "workspace_ids": [], "dependency_ids": [], "service_binding_ids": [],
+            "id": "continue-main", "checkpoint_id": checkpoint["id"], "context_id": "continue-context",
+            "configuration_id": "continuation-configuration", "workspace_ids": [], "dependency_ids": [],
+            "service_binding_ids": [],
             "operation_ids": [], "native_import_id": None,
             "boundary": {"method": self.draw(st.sampled_from(["quiesced", "best_effort"])), "consistency": "unknown",
                          "evidence_resource_ids": [], "explanation": "Generated for a property test."},
-            "context_accounting": [], "cwd": None, "path_references": [],
+            "context_accounting": [{"event_id": e, "disposition": "not_input", "input_ids": [],
+                                    "explanation": "Generated: kept in history, not given as input."}
+                                   for e in branch["event_ids"]],
+            "cwd": None, "path_references": [],
             "model_requirements": {"source_model": {"provider": "example", "id": "model-a", "revision": None},
                                    "capabilities": [], "media_types": [], "overflow_policy": "block"},
             "next_action": {"kind": "await_user"},
@@ -996,6 +1013,9 @@ class _AsifBuilder:
             "source_runtime": {"agent": {"id": "example-agent", "version": None, "state_format": None},
                                "adapter": {"id": "example-adapter", "version": "1"}, "os": "linux",
                                "architecture": "x86_64"},
-            "workspaces": [], "dependencies": [], "configuration_bindings": [], "service_bindings": [],
+            "workspaces": [], "dependencies": [],
+            "configuration_bindings": [{"configuration_id": "continuation-configuration", "effective_order": [],
+                                        "instruction_rules": [], "policy_ids": []}],
+            "service_bindings": [],
             "operations": [], "native_imports": [], "plans": [self.x(plan)],
         })

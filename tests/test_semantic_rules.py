@@ -1042,3 +1042,35 @@ def test_public_examples_pass_schema_and_semantics(path: Path) -> None:
 
 def test_corpus_has_examples() -> None:
     assert len(EXAMPLES) >= 10
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"media_type": "text/plain"}, {"example.lang/1": "en"}],
+    ids=["media_type", "namespaced property"],
+)
+def test_result_text_stream_binds_the_text_not_the_whole_part(extra: dict) -> None:
+    """STREAMING.md binds the stream to the result's text; other members of the text part (its
+    media_type, an extension property) are not streamed and do not make the binding fail. The
+    reference validator compares the whole part object and rejects these; docs/validator.md
+    records the difference."""
+    doc = rich_valid()
+    doc["events"][E["e-res1b"]]["data"]["parts"][0].update(extra)
+    assert schema_errors(doc) == []
+    assert check_semantics(doc) == []
+    doc["events"][E["e-res1b"]]["data"]["parts"][0]["text"] = "DONE"
+    assert ("ASIF-R083", "/streams/2/segments") in {(p.rule, p.path) for p in check_semantics(doc)}
+
+
+def test_validator_doc_gives_every_rule_a_status() -> None:
+    """docs/validator.md lists each rule id once, with a status, and no rule the code lacks."""
+    from asif_convert._validation.semantic import PROFILE_RULES, WARNING_RULES
+
+    doc = (ROOT / "docs" / "validator.md").read_text("utf-8")
+    listed = re.findall(r"^\| (ASIF-[RCW]\d{3}) \| ([^|]+) \|", doc, re.MULTILINE)
+    ids = [rule for rule, _ in listed]
+    assert len(ids) == len(set(ids))
+    expected = {f"ASIF-R{n:03d}" for n in range(1, 86)} | set(PROFILE_RULES) | set(WARNING_RULES)
+    assert set(ids) == expected
+    implemented = {rule for rule, status in listed if status.startswith("implemented")}
+    assert implemented == set(RULES) | set(PROFILE_RULES) | set(WARNING_RULES)

@@ -10,7 +10,7 @@ JSON pointer), so a fault in a prefix that several branches share appears once.
 Rule families (one module each): identity (3, 8-10, 12, 13), references (5, 14-17, 28-32, 57),
 events (20-22, 24, 25), tools (33-38, 40, 44), decisions (45, 46, 48), tasks (50, 51, 53, 55), branches
 (23, 58-63), history (19, 39-42, 46, 47, 49, 52-54, 56, 63, 64), contexts (66-69), resources
-(72, 73, 75-77), streams (79-84).
+(72, 73, 75-77), streams (79-84); and the continuation profile (ASIF-C001 to C020).
 
 Where two rules of section 5 name the same reference, it is reported once under the generic
 rule: resource parts anywhere (instructions, external prompts) under R032, provenance inputs and
@@ -45,8 +45,18 @@ Rule    Why it is skipped
 
 Rule 13 is schema-enforced except for "a fork has a new session.id", which is checked (R013).
 Embedded resources given by ``path`` are checked for path syntax only (R076); their bytes and
-digest need an explicit base directory and are out of scope here. The portable-continuation
-profile's own references (plans, workspaces, operations) belong to that profile's validator.
+digest need an explicit base directory and are out of scope here.
+
+A document that carries ``continuation`` is also checked against the single-document rules of the
+portable-continuation profile 0.2 (module ``continuation``, rule ids ``ASIF-Cnnn`` listed in
+``PROFILE_RULES``): the profile's own references, its dependency and workspace graphs, workspace
+trees and Git records, and each plan's agreement with its checkpoint, context and configuration.
+The destination's assessment report is another document and is not checked.
+
+Three checks go beyond section 5 and the reference validator (module ``advisories``, ids
+``ASIF-Wnnn`` in ``WARNING_RULES``): a local fork whose parent branch is missing, a fork point
+not on its parent branch, and an event ``extensions`` key that is not namespaced. They are
+warnings, so a document's validity verdict agrees with the reference's.
 """
 
 from __future__ import annotations
@@ -55,8 +65,10 @@ from typing import Any
 
 from asif_convert._errors import Problem
 from asif_convert._validation.semantic import (
+    advisories,
     branches,
     contexts,
+    continuation,
     decisions,
     events,
     history,
@@ -67,12 +79,26 @@ from asif_convert._validation.semantic import (
     tasks,
     tools,
 )
-from asif_convert._validation.semantic.catalog import RULES
+from asif_convert._validation.semantic.catalog import PROFILE_RULES, RULES, WARNING_RULES
 from asif_convert._validation.semantic.index import Index, Report
 
-__all__ = ["RULES", "check_semantics"]
+__all__ = ["PROFILE_RULES", "RULES", "WARNING_RULES", "check_semantics"]
 
-_FAMILIES = (identity, references, events, tools, decisions, tasks, branches, history, contexts, resources, streams)
+_FAMILIES = (
+    identity,
+    references,
+    events,
+    tools,
+    decisions,
+    tasks,
+    branches,
+    history,
+    contexts,
+    resources,
+    streams,
+    continuation,
+    advisories,
+)
 
 
 def check_semantics(doc: dict[str, Any]) -> list[Problem]:

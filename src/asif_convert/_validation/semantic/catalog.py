@@ -1,6 +1,9 @@
 """Rule identifiers and one-line descriptions of the ASIF 0.4 semantic checks.
 
-Numbers follow section 5 of the project's ASIF 0.4 rules digest (``asif-0.4-rules.md``).
+``RULES``: numbers follow section 5 of the project's ASIF 0.4 rules digest (``asif-0.4-rules.md``).
+``PROFILE_RULES``: the portable-continuation profile 0.2 (``ASIF-Cnnn``), checked when a document
+carries ``continuation``. ``WARNING_RULES``: checks the spec states but neither section 5 nor the
+reference validator makes (``ASIF-Wnnn``); they are warnings, so validity verdicts still agree.
 """
 
 from __future__ import annotations
@@ -75,4 +78,35 @@ RULES: dict[str, str] = {
     "ASIF-R082": "argument streams agree with the bound call's arguments and status",
     "ASIF-R083": "a complete result-text stream equals the result's single text part",
     "ASIF-R084": "external bindings are unique per kind and id, name local tools and unique options",
+}
+
+PROFILE_RULES: dict[str, str] = {
+    "ASIF-C001": "profile record ids are unique per collection (configuration bindings per configuration_id)",
+    "ASIF-C002": "dependency depends_on, resource_ids and tool_id resolve",
+    "ASIF-C003": "the dependency graph is acyclic",
+    "ASIF-C004": "workspace environment resolves; a base snapshot exists, has the same root and no cycle",
+    "ASIF-C005": "workspace paths are safe and unique, files name resources, deletions remove base paths not excluded",
+    "ASIF-C006": "Git records: object format and ids, index stages and modes, blob digests, resources and dependencies",
+    "ASIF-C007": "operation handler and evidence resolve; restart needs idempotent replay, a reference and evidence",
+    "ASIF-C008": "a plan's checkpoint resolves, is at its branch head and names the plan's context and configuration",
+    "ASIF-C009": "a plan's context and configuration resolve; the context is a continuation context at the boundary",
+    "ASIF-C010": "a plan's selected workspaces, dependencies, services, operations and native import exist",
+    "ASIF-C011": "a plan selects every prerequisite of what it selects (dependencies, handlers, Git dependencies)",
+    "ASIF-C012": "a plan selects one workspace per root, each at its checkpoint's boundary",
+    "ASIF-C013": "cwd and path references use selected roots, safe paths and string fields of existing entities",
+    "ASIF-C014": "context accounting covers each branch event exactly once and names inputs of the context",
+    "ASIF-C015": "a plan context's tool inputs keep their source event's correlation and data unless transformed",
+    "ASIF-C016": "open calls are bound by one selected operation each and match the calls the context leaves open; "
+    "a selected operation's call is in the context",
+    "ASIF-C017": "the next action names a selected operation, a held-open decision or the plan's native import",
+    "ASIF-C018": "the configuration binding rules each instruction once, in priority order, and covers every policy",
+    "ASIF-C019": "selected service bindings use secret handles the plan's configuration declares",
+    "ASIF-C020": "boundary evidence and native import resources resolve; the requirements a plan reaches have "
+    "unique ids and checkpoint requirements resolve in its configuration",
+}
+
+WARNING_RULES: dict[str, str] = {
+    "ASIF-W001": "a fork naming this capture names a parent branch that is one of its other branches (warning)",
+    "ASIF-W002": "a fork point lies on the parent branch the fork names (warning)",
+    "ASIF-W003": "event extensions keys are namespaced (warning)",
 }

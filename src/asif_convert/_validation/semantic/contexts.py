@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from asif_convert._errors import pointer
-from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local
+from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local, whole
 
 
 def check(ix: Index, report: Report) -> None:
@@ -99,7 +99,7 @@ def typed_inputs(ix: Index, report: Report, c: int, context: dict) -> None:
                 )
             called.add(call_id)
         elif kind == "tool_result":
-            index = item.get("result_index")
+            index = whole(item.get("result_index"))
             owner = f"context '{cid}' result input '{item.get('id')}'"
             if call_id not in called:
                 report.add(
@@ -109,12 +109,12 @@ def typed_inputs(ix: Index, report: Report, c: int, context: dict) -> None:
                 )
             elif call_id in closed:
                 report.add(69, pointer(*where, "call_id"), f"{owner} follows the terminal result of call '{call_id}'")
-            elif isinstance(index, int) and index <= last.get(call_id, -1):
+            elif index is not None and index <= last.get(call_id, -1):
                 report.add(
                     69, pointer(*where, "result_index"), f"{owner} has result_index {index}, not above {last[call_id]}"
                 )
             else:
-                if isinstance(index, int):
+                if index is not None:
                     last[call_id] = index
                 if item.get("terminal") is True:
                     closed.add(call_id)

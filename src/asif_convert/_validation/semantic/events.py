@@ -7,7 +7,7 @@ the edges (rules 22 and 24) is the cycle check; no separate graph walk is needed
 from __future__ import annotations
 
 from asif_convert._errors import pointer
-from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local
+from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local, whole
 
 
 def check(ix: Index, report: Report) -> None:
@@ -20,8 +20,8 @@ def sequences(ix: Index, report: Report) -> None:
     seen: dict[int, str] = {}
     previous = None
     for i, event in enumerate(ix.events):
-        seq = event.get("sequence")
-        if not isinstance(seq, int):
+        seq = whole(event.get("sequence"))
+        if seq is None:
             continue
         if seq in seen:
             report.add(
@@ -44,7 +44,7 @@ def sequences(ix: Index, report: Report) -> None:
 
 def causes(ix: Index, report: Report) -> None:
     for i, event in enumerate(ix.events):
-        seq = event.get("sequence")
+        seq = whole(event.get("sequence"))
         seen: set[str] = set()
         for j, ref in enumerate(as_list(event.get("causes"))):
             if not is_local(ref):
@@ -55,7 +55,7 @@ def causes(ix: Index, report: Report) -> None:
                 problem = "which is not in events"
             elif cause in seen:
                 problem = "more than once"
-            elif not (isinstance(seq, int) and target.get("sequence", seq) < seq):
+            elif not _before(whole(target.get("sequence")), seq):
                 problem = f"whose sequence {target.get('sequence')} is not smaller than {seq}"
             else:
                 seen.add(cause)
@@ -79,8 +79,8 @@ def supersedes(ix: Index, report: Report) -> None:
         if prior is None:
             report.add(24, where, f"event '{eid}' supersedes '{prior_id}', which is not in events")
             continue
-        seq, prior_seq = event.get("sequence"), prior.get("sequence")
-        if not (isinstance(seq, int) and isinstance(prior_seq, int) and prior_seq < seq):
+        seq, prior_seq = whole(event.get("sequence")), whole(prior.get("sequence"))
+        if not _before(prior_seq, seq):
             report.add(
                 24,
                 where,
@@ -103,3 +103,7 @@ def supersedes(ix: Index, report: Report) -> None:
                     f"decision_resolution '{eid}' corrects '{prior_id}' but changes request_id "
                     f"from '{prior_request}' to '{request}'",
                 )
+
+
+def _before(earlier: int | None, later: int | None) -> bool:
+    return earlier is not None and later is not None and earlier < later

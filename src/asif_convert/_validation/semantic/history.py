@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asif_convert._errors import pointer
-from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local, quote
+from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local, quote, whole
 
 TERMINAL_EXECUTION = frozenset({"completed", "failed", "cancelled", "interrupted"})
 FINISHED_TASK = frozenset({"completed", "failed", "cancelled", "superseded"})
@@ -93,8 +93,8 @@ class Walk:
             message = f"tool_result '{eid}' follows the terminal result of call '{call_id}'"
             self.add(42, i, ("data", "call_id"), message)
             return
-        index, last = data.get("result_index"), state.last_index.get(call_id)
-        if isinstance(index, int):
+        index, last = whole(data.get("result_index")), state.last_index.get(call_id)
+        if index is not None:
             if last is not None and index <= last:
                 message = f"tool_result '{eid}' has result_index {index}, not above {last} of call '{call_id}'"
                 self.add(41, i, ("data", "result_index"), message)
@@ -202,7 +202,7 @@ def _selected(revision: Any) -> str:
 
 
 def _greater(a: Any, b: Any) -> bool:
-    return isinstance(a, int) and isinstance(b, int) and a > b
+    return whole(a) is not None and whole(b) is not None and a > b
 
 
 _HANDLERS = {

@@ -27,8 +27,24 @@ COLLECTIONS = (
 Path = tuple[str | int, ...]
 
 
-def rule_id(number: int) -> str:
-    return f"ASIF-R{number:03d}"
+def rule_id(rule: int | str) -> str:
+    """Section 5 rules are numbers (``ASIF-Rnnn``); profile and beyond-the-digest rules carry their id."""
+    return rule if isinstance(rule, str) else f"ASIF-R{rule:03d}"
+
+
+def whole(value: Any) -> int | None:
+    """A JSON integer as both schemas count one (``3``, ``3.0`` and ``3e0`` alike), else None.
+
+    JSON Schema since draft 6 treats a number with a zero fractional part as an integer, so a
+    schema-valid document may write a sequence, revision or index as ``88.0``; the rules compare
+    such numbers by value. ``true`` is not a number here, although Python's bool is an int.
+    """
+    kind = type(value)  # exact types: bool is not int here, and this runs once per event and reference
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    if kind is float and value.is_integer():
+        return int(value)
+    return None
 
 
 def as_list(value: Any) -> list[Any]:
@@ -69,7 +85,7 @@ class Report:
     def __init__(self) -> None:
         self._problems: dict[tuple[str, str], Problem] = {}
 
-    def add(self, rule: int, path: str, message: str, *, warning: bool = False) -> None:
+    def add(self, rule: int | str, path: str, message: str, *, warning: bool = False) -> None:
         key = (rule_id(rule), path)
         if key not in self._problems:
             severity = "warning" if warning else "error"
@@ -139,7 +155,7 @@ class Index:
 
     def sequence(self, ident: str) -> int | None:
         event = self.event(ident)
-        return None if event is None else event.get("sequence")
+        return None if event is None else whole(event.get("sequence"))
 
     def branch_positions(self, branch_id: str) -> dict[str, int]:
         """event id -> first position in the branch's event_ids (cached per branch)."""

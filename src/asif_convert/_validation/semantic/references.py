@@ -6,7 +6,16 @@ import re
 from typing import Any
 
 from asif_convert._errors import pointer
-from asif_convert._validation.semantic.index import Index, Path, Report, as_dict, as_list, is_local, resource_parts
+from asif_convert._validation.semantic.index import (
+    Index,
+    Path,
+    Report,
+    as_dict,
+    as_list,
+    is_local,
+    resource_parts,
+    whole,
+)
 
 # Event kind -> (data field, collection it names, required?) for rule 57.
 EVENT_TARGETS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -204,16 +213,18 @@ def provenance(ix: Index, report: Report, value: Any, base: Path, owner: str) ->
                 _json_pointer_locator(ix, report, rid, locator, where, owner)
 
 
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _count(value: Any) -> int | None:
+    """A byte offset, length or size: a whole number (``7`` or ``7.0``) of zero or more."""
+    number = whole(value)
+    return number if number is not None and number >= 0 else None
 
 
 def _bytes_locator(ix: Index, report: Report, rid: str, locator: dict, where: Path, owner: str) -> None:
-    offset, length = locator.get("offset"), locator.get("length")
-    declared = ix.resources[rid].get("bytes")
-    if not (_is_count(offset) and _is_count(length)):
+    offset, length = _count(locator.get("offset")), _count(locator.get("length"))
+    declared = _count(ix.resources[rid].get("bytes"))
+    if offset is None or length is None:
         problem = "needs integer offset and length, both zero or more"
-    elif not _is_count(declared):
+    elif declared is None:
         problem = f"points into resource '{rid}', which declares no bytes size"
     elif offset + length > declared:
         problem = f"spans bytes {offset}..{offset + length} but resource '{rid}' has only {declared}"

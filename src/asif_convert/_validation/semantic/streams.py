@@ -6,7 +6,7 @@ from typing import Any
 
 from asif_convert._errors import pointer
 from asif_convert._validation.semantic.decisions import unique_options
-from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, json_equal, parse_json
+from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, json_equal, parse_json, whole
 
 
 def check(ix: Index, report: Report) -> None:
@@ -68,10 +68,10 @@ def assemble(ix: Index, report: Report, s: int, stream: dict) -> tuple[bool, byt
     expected, gap, previous, terminals = 0, False, None, 0
     for k, segment in enumerate(segments):
         where = ("streams", s, "segments", k)
-        index = segment.get("index")
-        if previous is not None and isinstance(index, int) and index <= previous:
+        index = whole(segment.get("index"))
+        if previous is not None and index is not None and index <= previous:
             report.add(80, pointer(*where, "index"), f"stream '{sid}' segment index {index} is not above {previous}")
-        previous = index if isinstance(index, int) else previous
+        previous = index if index is not None else previous
         if segment.get("terminal") is True:
             terminals += 1
             if terminals > 1 or k != len(segments) - 1:
@@ -95,7 +95,7 @@ def assemble(ix: Index, report: Report, s: int, stream: dict) -> tuple[bool, byt
 
 def span(ix: Index, report: Report, where: tuple, sid: Any, segment: dict) -> bytes | None:
     """The segment's bytes when its resource is inline; checks the span lies within the resource."""
-    rid, offset, length = segment.get("resource_id"), segment.get("offset"), segment.get("length")
+    rid, offset, length = segment.get("resource_id"), whole(segment.get("offset")), whole(segment.get("length"))
     resource = ix.resources.get(rid)
     if resource is None or resource.get("availability") != "embedded":
         report.add(
@@ -105,8 +105,8 @@ def span(ix: Index, report: Report, where: tuple, sid: Any, segment: dict) -> by
         )
         return None
     content = ix.resource_bytes(rid)
-    size = len(content) if content is not None else resource.get("bytes")
-    if not (isinstance(offset, int) and isinstance(length, int) and isinstance(size, int)):
+    size = len(content) if content is not None else whole(resource.get("bytes"))
+    if offset is None or length is None or size is None:
         return None
     if offset + length > size:
         report.add(

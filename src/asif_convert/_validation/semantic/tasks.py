@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from asif_convert._errors import pointer
-from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list
+from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, whole
 
 
 def check(ix: Index, report: Report) -> None:
@@ -29,7 +29,7 @@ def check(ix: Index, report: Report) -> None:
         if "previous_revision" in data:
             previous = data["previous_revision"]
             where = pointer("events", i, "data", "previous_revision")
-            if isinstance(revision, int) and isinstance(previous, int) and previous >= revision:
+            if whole(revision) is not None and whole(previous) is not None and previous >= revision:
                 report.add(
                     51,
                     where,
