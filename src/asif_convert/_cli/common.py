@@ -119,7 +119,7 @@ def _fail(exc: ConversionError) -> typer.Exit:
     return typer.Exit(exc.exit_code)
 
 
-def guard(fn: Callable[[], None]) -> None:
+def guard(fn: Callable[[], object]) -> None:
     """Run ``fn``; turn our errors into messages and exit codes, and never show a traceback
     (unless ASIF_CONVERT_DEBUG is set; the exit code stays the same either way)."""
     try:

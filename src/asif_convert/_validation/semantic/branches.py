@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from asif_convert._errors import pointer
 from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local
 
@@ -18,7 +20,7 @@ def check(ix: Index, report: Report) -> None:
 def structure(ix: Index, report: Report, b: int, branch: dict) -> None:
     bid = branch.get("id")
     event_ids = as_list(branch.get("event_ids"))
-    positions: dict[str, int] = {}
+    positions: dict[Any, int] = {}
     for k, eid in enumerate(event_ids):
         if not ix.has("events", eid):
             report.add(
@@ -55,7 +57,7 @@ def _show(value: object) -> str:
 
 
 def head_checkpoints(ix: Index, report: Report) -> None:
-    at_head: dict[str, list[int]] = {}
+    at_head: dict[Any, list[int]] = {}
     branches = ix.positions["branches"]
     for c, checkpoint in enumerate(as_list(ix.doc.get("checkpoints"))):
         checkpoint = as_dict(checkpoint)

@@ -6,6 +6,8 @@ the edges (rules 22 and 24) is the cycle check; no separate graph walk is needed
 
 from __future__ import annotations
 
+from typing import Any
+
 from asif_convert._errors import pointer
 from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local, whole
 
@@ -45,7 +47,7 @@ def sequences(ix: Index, report: Report) -> None:
 def causes(ix: Index, report: Report) -> None:
     for i, event in enumerate(ix.events):
         seq = whole(event.get("sequence"))
-        seen: set[str] = set()
+        seen: set[Any] = set()
         for j, ref in enumerate(as_list(event.get("causes"))):
             if not is_local(ref):
                 continue  # external causes are never resolved locally

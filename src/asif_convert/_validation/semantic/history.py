@@ -224,9 +224,9 @@ def check(ix: Index, report: Report) -> None:
         walk_branch(ix, report, as_dict(branch), checkpoints)
 
 
-def _checkpoints_by_branch(ix: Index) -> dict[str, list[tuple[int, int]]]:
+def _checkpoints_by_branch(ix: Index) -> dict[Any, list[tuple[int, int]]]:
     """branch id -> [(checkpoint index, position of its boundary; -1 for an empty branch)]."""
-    found: dict[str, list[tuple[int, int]]] = {}
+    found: dict[Any, list[tuple[int, int]]] = {}
     for c, checkpoint in enumerate(as_list(ix.doc.get("checkpoints"))):
         checkpoint = as_dict(checkpoint)
         bid, at = checkpoint.get("branch_id"), checkpoint.get("at_event_id")
@@ -249,7 +249,7 @@ def walk_branch(ix: Index, report: Report, branch: dict, checkpoints: list[tuple
         if i is not None and eid not in seen:  # unresolved and repeated ids are rule 58's
             seen.add(eid)
             steps.append((k, i))
-    superseded_at: dict[str, int] = {}  # event id -> first branch position of an event superseding it
+    superseded_at: dict[Any, int] = {}  # event id -> first branch position of an event superseding it
     for k, i in steps:
         ref = ix.events[i].get("supersedes")
         if is_local(ref):
@@ -282,7 +282,7 @@ def walk_branch(ix: Index, report: Report, branch: dict, checkpoints: list[tuple
 
 
 def _split_checkpoints(
-    ix: Index, steps: list[tuple[int, int]], superseded_at: dict[str, int], checkpoints: list[tuple[int, int]]
+    ix: Index, steps: list[tuple[int, int]], superseded_at: dict[Any, int], checkpoints: list[tuple[int, int]]
 ) -> tuple[dict[int, list[int]], list[tuple[int, int]]]:
     """Checkpoints the full walk can evaluate (by position), and those needing a prefix walk.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 from asif_convert._errors import Problem
 
@@ -41,7 +41,7 @@ def whole(value: Any) -> int | None:
     """
     kind = type(value)  # exact types: bool is not int here, and this runs once per event and reference
     if kind is int:
-        return value  # type: ignore[no-any-return]
+        return value
     if kind is float and value.is_integer():
         return int(value)
     return None
@@ -51,11 +51,13 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def as_dict(value: Any) -> dict[str, Any]:
+def as_dict(value: Any) -> Any:
+    """A JSON object, or {} for anything else. Typed ``Any``: its values are untrusted JSON that
+    every rule checks itself, and an ``Optional`` from each ``.get`` would say nothing more."""
     return value if isinstance(value, dict) else {}
 
 
-def is_local(ref: Any) -> bool:
+def is_local(ref: Any) -> TypeGuard[dict[str, Any]]:
     """An event reference without session/capture names an event of this document."""
     return isinstance(ref, dict) and "session_id" not in ref and "capture_id" not in ref
 
@@ -88,8 +90,8 @@ class Report:
     def add(self, rule: int | str, path: str, message: str, *, warning: bool = False) -> None:
         key = (rule_id(rule), path)
         if key not in self._problems:
-            severity = "warning" if warning else "error"
-            self._problems[key] = Problem(rule=key[0], path=path, message=message, severity=severity)
+            self._problems[key] = Problem(rule=key[0], path=path, message=message,
+                                          severity="warning" if warning else "error")
 
     def problems(self) -> list[Problem]:
         return list(self._problems.values())
@@ -101,10 +103,10 @@ class Index:
     def __init__(self, doc: dict[str, Any]) -> None:
         self.doc = doc
         # collection -> id -> position of its first record; later repeats go to ``duplicates``.
-        self.positions: dict[str, dict[str, int]] = {}
+        self.positions: dict[str, dict[Any, int]] = {}  # ids are untrusted JSON: keyed as found
         self.duplicates: list[tuple[str, int, str, int]] = []
         for name in COLLECTIONS:
-            seen: dict[str, int] = {}
+            seen: dict[Any, int] = {}
             for i, item in enumerate(as_list(doc.get(name))):
                 ident = as_dict(item).get("id")
                 if not isinstance(ident, str):
@@ -114,50 +116,50 @@ class Index:
                     self.duplicates.append((name, i, ident, first))
             self.positions[name] = seen
 
-        self.events: list[dict[str, Any]] = [as_dict(e) for e in as_list(doc.get("events"))]
+        self.events: list[Any] = [as_dict(e) for e in as_list(doc.get("events"))]
         self.event_pos = self.positions["events"]
-        self.by_kind: dict[str, list[int]] = {}
+        self.by_kind: dict[Any, list[int]] = {}
         for i, event in enumerate(self.events):
             self.by_kind.setdefault(event.get("kind"), []).append(i)
 
-        self.resources: dict[str, dict[str, Any]] = {
+        self.resources: dict[Any, dict[str, Any]] = {
             rid: as_dict(doc["resources"][i]) for rid, i in self.positions["resources"].items()
         }
-        self.coverage: dict[str, str] = {}
+        self.coverage: dict[Any, Any] = {}
         for entry in as_list(doc.get("coverage")):
             entry = as_dict(entry)
             self.coverage.setdefault(entry.get("scope"), entry.get("status"))
 
         # External bindings: first descriptor per (kind, id); duplicates are rule 84's business.
-        self.ext_calls: dict[str, dict[str, Any]] = {}
-        self.ext_requests: dict[str, dict[str, Any]] = {}
+        self.ext_calls: dict[Any, dict[str, Any]] = {}
+        self.ext_requests: dict[Any, dict[str, Any]] = {}
         for binding in as_list(doc.get("external_bindings")):
             binding = as_dict(binding)
             target = self.ext_calls if binding.get("kind") == "call" else self.ext_requests
             if isinstance(binding.get("id"), str):
                 target.setdefault(binding["id"], as_dict(binding.get("descriptor")))
 
-        self._branch_positions: dict[str, dict[str, int]] = {}
-        self._bytes: dict[str, bytes | None] = {}
-        self._json: dict[str, tuple[bool, Any]] = {}
+        self._branch_positions: dict[Any, dict[Any, int]] = {}
+        self._bytes: dict[Any, bytes | None] = {}
+        self._json: dict[Any, tuple[bool, Any]] = {}
 
     # -- lookups -------------------------------------------------------------------------------
 
     def has(self, collection: str, ident: Any) -> bool:
         return isinstance(ident, str) and ident in self.positions[collection]
 
-    def record(self, collection: str, ident: str) -> dict[str, Any]:
+    def record(self, collection: str, ident: Any) -> dict[str, Any]:
         return as_dict(self.doc[collection][self.positions[collection][ident]])
 
-    def event(self, ident: Any) -> dict[str, Any] | None:
+    def event(self, ident: Any) -> Any:
         i = self.event_pos.get(ident) if isinstance(ident, str) else None
         return None if i is None else self.events[i]
 
-    def sequence(self, ident: str) -> int | None:
+    def sequence(self, ident: Any) -> int | None:
         event = self.event(ident)
         return None if event is None else whole(event.get("sequence"))
 
-    def branch_positions(self, branch_id: str) -> dict[str, int]:
+    def branch_positions(self, branch_id: Any) -> dict[Any, int]:
         """event id -> first position in the branch's event_ids (cached per branch)."""
         cached = self._branch_positions.get(branch_id)
         if cached is None:
@@ -171,13 +173,13 @@ class Index:
 
     # -- embedded resource content ---------------------------------------------------------------
 
-    def resource_bytes(self, rid: str) -> bytes | None:
+    def resource_bytes(self, rid: Any) -> bytes | None:
         """Decoded bytes of an embedded text/data resource; None when absent, path-based or undecodable."""
         if rid not in self._bytes:
             self._bytes[rid] = decode_embedded(self.resources.get(rid, {}))[0]
         return self._bytes[rid]
 
-    def resource_json(self, rid: str) -> tuple[bool, Any]:
+    def resource_json(self, rid: Any) -> tuple[bool, Any]:
         """(parsed, value) of an embedded resource read as UTF-8 JSON, parsed at most once."""
         if rid not in self._json:
             raw = self.resource_bytes(rid)

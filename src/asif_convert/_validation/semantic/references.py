@@ -166,8 +166,8 @@ def other_provenance(ix: Index, report: Report) -> None:
     for r, resource in enumerate(as_list(doc.get("resources"))):
         resource = as_dict(resource)
         if "provenance" in resource:
-            base = ("resources", r, "provenance")
-            provenance(ix, report, resource["provenance"], base, f"resource '{resource.get('id')}'")
+            where: Path = ("resources", r, "provenance")
+            provenance(ix, report, resource["provenance"], where, f"resource '{resource.get('id')}'")
     usage(ix, report, doc.get("usage"), ("usage",))
 
 
