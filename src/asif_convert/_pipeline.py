@@ -9,8 +9,9 @@ from typing import Any
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
-from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem
+from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits
+from asif_convert._package import is_package, read_package, write_package
 from asif_convert._registry import detect, get, namespaces
 from asif_convert._validation.files import path_resource_problems
 from asif_convert.plugin import Context, Format, Options
@@ -34,12 +35,27 @@ class Result:
 
 def load(data: bytes, *, source: str | None = None, name: str = "<input>",
          limits: Limits | None = None) -> tuple[Any, Format]:
-    """Decode bytes (within ``limits``) and pick their format (``source`` forces one)."""
-    raw = jsonio.decode(data, name, limits)
+    """Decode bytes (within ``limits``) and pick their format (``source`` forces one); an ASIF
+    package is checked whole and its session returned."""
+    raw, fmt, _ = _load(data, source, name, limits)
+    return raw, fmt
+
+
+def _load(data: bytes, source: str | None, name: str, limits: Limits | None) -> tuple[Any, Format, dict[str, bytes]]:
+    """``load``, and the files of a package (empty for a plain document)."""
+    files: dict[str, bytes] = {}
+    if is_package(data):
+        pkg = read_package(data, name, limits)
+        raw, files = pkg.document, pkg.files
+    else:
+        raw = jsonio.decode(data, name, limits)
     fmt = get(source) if source else detect(raw)
     if fmt is None:
         raise InvalidInput([_unknown_format(raw)], name)
-    return raw, fmt
+    if is_package(data) and fmt.name != "asif":
+        raise InvalidInput([Problem(rule="package", path="/session.json", message=(
+            f"a package carries an ASIF session, not a {fmt.name} document"))], name)
+    return raw, fmt, files
 
 
 def _unknown_format(raw: Any) -> Problem:
@@ -58,11 +74,16 @@ def new_context(options: Options) -> Context:
 
 
 def convert(data: bytes, *, to: str, source: str | None = None, options: Options | None = None,
-            name: str = "<input>", compact: bool = False, limits: Limits | None = None) -> Result:
-    """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure."""
+            name: str = "<input>", compact: bool = False, limits: Limits | None = None,
+            package: bool = False) -> Result:
+    """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure.
+
+    The input may be an ASIF package; with ``package`` the output is one (``to`` must be ASIF)."""
     options = options or Options()
     dst = get(to)
-    raw, src = load(data, source=source, name=name, limits=limits)
+    if package and dst.name != "asif":
+        raise UsageError(f"a package carries an ASIF session; {dst.name} output cannot be packaged")
+    raw, src, files = _load(data, source, name, limits)
     problems = src.validate(raw)
     fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
     if fatal:
@@ -83,8 +104,23 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
                                 "Please report this bug.", bad)
     losses = ctx.losses()
     _apply_loss_policy(losses, options, name)
-    return Result(output=jsonio.encode(out, compact=compact), document=out, source_format=src.name,
+    output = jsonio.encode(out, compact=compact)
+    if package:
+        output = write_package(output, packaged_files(out, files, name))
+    return Result(output=output, document=out, source_format=src.name,
                   target_format=dst.name, losses=losses, warnings=problems)
+
+
+def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str) -> dict[str, bytes]:
+    """The bytes of every resource ``doc`` embeds by path: a package must carry each one."""
+    wanted = {res["path"]: r for r, res in enumerate(doc.get("resources") or ())
+              if res.get("availability") == "embedded" and isinstance(res.get("path"), str)}
+    missing = [Problem(rule="package", path=pointer("resources", r, "path"),
+                       message=f"embeds '{path}' by path, but its bytes are not at hand to package")
+               for path, r in wanted.items() if path not in files]
+    if missing:
+        raise InvalidInput(missing, name)
+    return {path: files[path] for path in wanted}
 
 
 def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import (
@@ -38,17 +39,22 @@ from asif_convert._limits import Limits
 from asif_convert._pipeline import Result, convert
 from asif_convert.plugin import Options
 
+PACKAGE_SUFFIX = ".asif.zip"
+PackageOpt = Annotated[bool, typer.Option(
+    "--package", help=f"Write an ASIF package (a ZIP of the session and the files it embeds); implied by "
+                      f"-o *{PACKAGE_SUFFIX}.")]
+
 
 def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
                     compact: CompactOpt = False, no_validate: NoValidateOpt = False,
                     on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None,
                     max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
-                    max_string: MaxStringOpt = LIM.max_string) -> None:
+                    max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
     opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on)
     limits = build_limits(max_bytes, max_depth, max_string)
     guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
-                       compact=compact, limits=limits))
+                       compact=compact, limits=limits, package=package))
 
 
 def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
@@ -69,22 +75,24 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                     no_validate: NoValidateOpt = False, on_loss: OnLossOpt = LossPolicy.warn,
                     fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
                     max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
-                    max_string: MaxStringOpt = LIM.max_string) -> None:
+                    max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     check_formats(to, source)
     opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                          no_residual=no_residual)
     limits = build_limits(max_bytes, max_depth, max_string)
     guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
-                       limits=limits))
+                       limits=limits, package=package))
 
 
 def _run(input_path: str, output: str, to: str, *, source: str | None, report: Path | None,
-         options: Options, compact: bool, limits: Limits) -> None:
+         options: Options, compact: bool, limits: Limits, package: bool = False) -> None:
     jsonio.check_paths(input_path, output, report)
     data, name = jsonio.read_input(input_path, limits)
+    package = package or output.endswith(PACKAGE_SUFFIX)
     with gc_paused():
-        result = convert(data, to=to, source=source, options=options, name=name, compact=compact, limits=limits)
+        result = convert(data, to=to, source=source, options=options, name=name, compact=compact, limits=limits,
+                         package=package)
     if report is not None:
         jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
     jsonio.write_output(output, result.output)
