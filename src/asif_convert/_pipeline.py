@@ -9,6 +9,7 @@ from typing import Any
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
+from asif_convert._artifacts import ArtifactFiles
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits
 from asif_convert._package import is_package, read_package, write_package
@@ -28,6 +29,8 @@ class Result:
     target_format: str
     losses: list[ir.Loss]
     warnings: list[Problem] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)  # what an ASIF output embeds by path, by that path
+    artifacts: dict[str, bytes] = field(default_factory=dict)  # embedded files, by their original location
 
     def loss_counts(self) -> Counter[str]:
         return Counter(loss.kind for loss in self.losses)
@@ -70,7 +73,10 @@ def _unknown_format(raw: Any) -> Problem:
 
 def new_context(options: Options) -> Context:
     """A conversion's context, knowing the native namespaces of every installed format."""
-    return Context(options=options, namespaces=namespaces())
+    files = None
+    if options.artifacts_root is not None:
+        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total)
+    return Context(options=options, namespaces=namespaces(), files=files)
 
 
 def convert(data: bytes, *, to: str, source: str | None = None, options: Options | None = None,
@@ -92,6 +98,11 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
     ctx = new_context(options)
     doc = src.read(raw, ctx)
     del raw  # the decoded input is no longer needed: let it go before the output is built
+    files = {**files, **(ctx.files.served if ctx.files else {})}
+    ctx.embedded = files
+    artifacts = {r.original_location: files[r.path] for r in doc.resources
+                 if r.availability == "embedded" and isinstance(r.path, str) and r.path in files
+                 and isinstance(r.original_location, str)}
     out = dst.write(doc, ctx)
     del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
     if options.validate:
@@ -105,16 +116,25 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
     losses = ctx.losses()
     _apply_loss_policy(losses, options, name)
     output = jsonio.encode(out, compact=compact)
+    embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
     if package:
         output = write_package(output, packaged_files(out, files, name))
-    return Result(output=output, document=out, source_format=src.name,
-                  target_format=dst.name, losses=losses, warnings=problems)
+    return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
+                  warnings=problems, files=embedded, artifacts=artifacts)
+
+
+def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
+    """The paths of the resources an ASIF document embeds by path, with the index of the first."""
+    out: dict[str, int] = {}
+    for r, res in enumerate(doc.get("resources") or ()):
+        if res.get("availability") == "embedded" and isinstance(res.get("path"), str):
+            out.setdefault(res["path"], r)
+    return out
 
 
 def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str) -> dict[str, bytes]:
     """The bytes of every resource ``doc`` embeds by path: a package must carry each one."""
-    wanted = {res["path"]: r for r, res in enumerate(doc.get("resources") or ())
-              if res.get("availability") == "embedded" and isinstance(res.get("path"), str)}
+    wanted = _path_resources(doc)
     missing = [Problem(rule="package", path=pointer("resources", r, "path"),
                        message=f"embeds '{path}' by path, but its bytes are not at hand to package")
                for path, r in wanted.items() if path not in files]

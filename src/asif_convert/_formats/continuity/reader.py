@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from asif_convert import ir
+from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec
 from asif_convert._formats.continuity import (
     ASIF_PARTS,
@@ -22,6 +23,7 @@ from asif_convert._formats.continuity import (
     EVENT_TYPE,
     NAMESPACE,
     SOURCE_PRODUCER,
+    artifacts,
     dialects,
     placeholders,
 )
@@ -53,10 +55,11 @@ class _Ids:
         return new
 
 
-def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> ir.Document:
+def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
+         files: FileSource | None = None) -> ir.Document:
     """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
-    parts and event bodies that an ASIF-born export carries."""
-    return _Reader(raw, digest, ledger, codec).document()
+    parts and event bodies that an ASIF-born export carries; ``files`` gives artifact files."""
+    return _Reader(raw, digest, ledger, codec, files).document()
 
 
 def canonical_digest(raw: dict[str, Any]) -> str:
@@ -66,8 +69,10 @@ def canonical_digest(raw: dict[str, Any]) -> str:
 
 
 class _Reader:
-    def __init__(self, raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> None:
+    def __init__(self, raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
+                 files: FileSource | None = None) -> None:
         self.raw = raw
+        self.files = files
         self.ledger = ledger
         self.codec = codec
         self.digest = digest
@@ -485,7 +490,8 @@ class _Reader:
                 explanation="The export records this artifact's path and metadata only; its content was not exported.",
                 native={NAMESPACE: native},
             )
-            self.ledger.add("artifacts[].path", *ref)
+            if not artifacts.embed(res, rec, self.files, self.ledger, ref):
+                self.ledger.add("artifacts[].path", *ref)
             size, sha = rec.get("size_bytes"), rec.get("sha256")
             if isinstance(size, int):
                 res.bytes = size
