@@ -275,3 +275,36 @@ def test_fail_on_artifact_mismatch_refuses_the_conversion(tmp_path):
     assert res.exit_code == 4, res.output
     assert "artifact_mismatch (1)" in res.stderr
     assert not out.exists()
+
+
+def test_batch_migrates_a_folder_of_exports_with_their_files_to_packages_resumably(tmp_path):
+    root = _root(tmp_path, GOOD)
+    exports = tmp_path / "exports"
+    (exports / "team").mkdir(parents=True)
+    (exports / "a.json").write_bytes(_encode(_export(GOOD)))
+    (exports / "team" / "b.json").write_bytes(_encode(_export({"out/plot.png": GOOD["out/plot.png"]})))
+    out = tmp_path / "out"
+    args = ["batch", str(exports), "-o", str(out), "--to", "asif", "--package", "--artifacts-root", str(root),
+            "--workers", "0", "--quiet"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    a, b = read_package((out / "a.asif.zip").read_bytes()), read_package((out / "team" / "b.asif.zip").read_bytes())
+    assert a.files == GOOD and b.files == {"out/plot.png": GOOD["out/plot.png"]}
+    lines = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    assert sorted(rec["status"] for rec in lines) == ["ok", "ok"]
+    written = (out / "a.asif.zip").stat().st_mtime_ns
+    res = runner.invoke(app, args)  # a rerun resumes: nothing left to do, nothing rewritten
+    assert res.exit_code == 0, res.output
+    assert len((out / "manifest.jsonl").read_text().splitlines()) == 2
+    assert (out / "a.asif.zip").stat().st_mtime_ns == written
+    back = tmp_path / "back"
+    res = runner.invoke(app, ["batch", str(out), "-o", str(back), "--to", "continuity", "--pattern", "*.asif.zip",
+                              "--workers", "0", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert (back / "a.continuity.json").read_bytes() == (exports / "a.json").read_bytes()
+
+
+def test_batch_refuses_to_package_another_format(tmp_path):
+    res = runner.invoke(app, ["batch", str(tmp_path), "-o", str(tmp_path / "o"), "--to", "continuity", "--package"])
+    assert res.exit_code == 2
+    assert "continuity output cannot be packaged" in res.stderr

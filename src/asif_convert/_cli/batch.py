@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -210,6 +211,11 @@ def batch(
     no_residual: NoResidualOpt = False,
     on_loss: OnLossOpt = LossPolicy.warn,
     fail_on: FailOnOpt = None,
+    package: Annotated[bool, typer.Option("--package", help="Write ASIF packages (.asif.zip): each session with "
+                                          "the files it embeds.")] = False,
+    artifacts_root: Annotated[Path | None, typer.Option(
+        "--artifacts-root", metavar="DIR", help="Embed artifact files found by their paths inside DIR only (one "
+                                                "folder for every export).")] = None,
 ) -> None:
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
@@ -218,8 +224,8 @@ def batch(
     interrupted (rerun to resume).
     """
     check_formats(to, source)
-    options = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
-                            no_residual=no_residual)
+    options = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
+                                    no_residual=no_residual), artifacts_root=artifacts_root)
     err_console = Console(stderr=True)
     progress: core.Progress | None = None
     if not quiet:
@@ -230,7 +236,7 @@ def batch(
     try:
         core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact, workers=workers,
                      manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
-                     summary=summary)
+                     summary=summary, package=package)
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None

@@ -39,10 +39,11 @@ from asif_convert.plugin import Options
 _EXTERNAL_PARALLELISM = 8  # window sizing for a caller's executor when ``workers`` does not say
 
 
-def settings_key(to: str, source: str | None, options: Options, compact: bool) -> str:
+def settings_key(to: str, source: str | None, options: Options, compact: bool, package: bool = False) -> str:
     """A digest of everything that shapes an outcome: a rerun with other settings redoes all."""
-    opts = {k: sorted(v) if isinstance(v, set | frozenset) else v for k, v in sorted(vars(options).items())}
-    blob = msgspec.json.encode([__version__, to, source, opts, compact])
+    opts = {k: sorted(v) if isinstance(v, set | frozenset) else str(v) if isinstance(v, os.PathLike) else v
+            for k, v in sorted(vars(options).items())}
+    blob = msgspec.json.encode([__version__, to, source, opts, compact] + ([True] if package else []))
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -91,7 +92,7 @@ def migrate(sources: Iterable[str | os.PathLike[str]], outdir: str | os.PathLike
             manifest: str | os.PathLike[str] | bool = True, force: bool = False, pattern: str = DEFAULT_PATTERN,
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
-            summary: Summary | None = None) -> Report:
+            summary: Summary | None = None, package: bool = False) -> Report:
     """Convert every file under ``sources`` into ``outdir``, mirroring the tree.
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
@@ -111,6 +112,8 @@ def migrate(sources: Iterable[str | os.PathLike[str]], outdir: str | os.PathLike
     options = options or Options()
     for name in filter(None, (to, source)):
         get(name)  # a usage error naming the installed formats
+    if package and get(to).name != "asif":
+        raise UsageError(f"a package carries an ASIF session; {to} output cannot be packaged")
     if workers is not None and workers < 0:
         raise UsageError("workers must be 0 or more")
     srcs = check_sources(sources)
@@ -120,8 +123,8 @@ def migrate(sources: Iterable[str | os.PathLike[str]], outdir: str | os.PathLike
     out.mkdir(parents=True, exist_ok=True)
     spec = Spec(to=to, source=source, options=options, compact=compact, outdir=os.path.abspath(out),
                 outdir_real=os.path.realpath(out), roots=tuple(os.path.realpath(classify(s).base) for s in srcs),
-                settings=settings_key(to, source, options, compact),
-                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+                settings=settings_key(to, source, options, compact, package),
+                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package)
     for arg, root in zip(srcs, spec.roots, strict=True):
         if inside(root, [spec.outdir_real]):
             raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
@@ -286,7 +289,7 @@ class _Run:
     def _tasks(self) -> Iterator[Task]:
         for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
             try:
-                rel = output_path(item.rel, self.spec.to) if item.rel else None
+                rel = output_path(item.rel, self.spec.to, self.spec.package) if item.rel else None
             except ValueError as exc:
                 self._record(_refused(self.spec, item.path, None, str(exc)))
                 continue

@@ -38,6 +38,7 @@ class Spec:
     roots: tuple[str, ...]
     settings: str
     run: str
+    package: bool = False  # write ASIF packages (.asif.zip)
 
 
 class Task(NamedTuple):
@@ -109,7 +110,7 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
 
     try:
         result = convert(data, to=spec.to, source=spec.source, options=spec.options, name=task.input,
-                         compact=spec.compact)
+                         compact=spec.compact, package=spec.package)
     except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
         status = {EXIT_INVALID_INPUT: INVALID, EXIT_INTERNAL: INTERNAL}.get(exc.exit_code, POLICY)
         return _finish(res, t0, status=status, error=str(exc), problems=_problems(getattr(exc, "problems", [])))
