@@ -122,3 +122,24 @@ def test_a_package_holding_a_continuity_export_is_refused(tmp_path):
     res = _run("convert", src, "--to", "asif", "-o", tmp_path / "o.json")
     assert res.exit_code == 1
     assert "/session.json: a package carries an ASIF session, not a continuity document [package]" in res.stderr
+
+
+def test_a_plain_session_is_packaged_with_its_files_from_the_folder_the_user_names(tmp_path):
+    src = tmp_path / "in.asif.json"
+    src.write_bytes(_session_with_files())
+    for path, content in ASSETS.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(content)
+    out = tmp_path / "out.asif.zip"
+    res = _run("convert", src, "--to", "asif", "-o", out, "--artifacts-root", tmp_path)
+    assert res.exit_code == 0, res.output
+    assert read_package(out.read_bytes()).files == ASSETS
+    (tmp_path / "assets" / "meeting-notes.pdf").write_bytes(b"%PDF changed")
+    (tmp_path / "assets" / "color-grid.png").unlink()
+    res = _run("convert", src, "--to", "asif", "-o", tmp_path / "again.asif.zip", "--artifacts-root", tmp_path)
+    assert res.exit_code == 1
+    assert "/resources/0/path: embeds 'assets/color-grid.png' by path, but it is not packaged: the path names no " \
+           "file under the base directory (assets/color-grid.png is missing)" in res.stderr
+    assert "/resources/1/path: embeds 'assets/meeting-notes.pdf' by path, but the file in the artifacts folder " \
+           "differs from its declared bytes and sha256" in res.stderr
+    assert not (tmp_path / "again.asif.zip").exists()

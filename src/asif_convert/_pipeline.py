@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,7 +119,7 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
     output = jsonio.encode(out, compact=compact)
     embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
     if package:
-        output = write_package(output, packaged_files(out, files, name))
+        output = write_package(output, packaged_files(out, files, name, ctx.files))
     return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
                   warnings=problems, files=embedded, artifacts=artifacts)
 
@@ -132,15 +133,30 @@ def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str) -> dict[str, bytes]:
-    """The bytes of every resource ``doc`` embeds by path: a package must carry each one."""
-    wanted = _path_resources(doc)
-    missing = [Problem(rule="package", path=pointer("resources", r, "path"),
-                       message=f"embeds '{path}' by path, but its bytes are not at hand to package")
-               for path, r in wanted.items() if path not in files]
-    if missing:
-        raise InvalidInput(missing, name)
-    return {path: files[path] for path in wanted}
+def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str,
+                   folder: ArtifactFiles | None = None) -> dict[str, bytes]:
+    """The bytes of every resource ``doc`` embeds by path: a package must carry each one. Those
+    not at hand are read from ``folder`` (the user's --artifacts-root) when there is one, and
+    must have the size and digest their resource declares."""
+    problems, out = [], {}
+    for path, r in _path_resources(doc).items():
+        content = files.get(path)
+        why = "its bytes are not at hand to package (name the folder that holds it with --artifacts-root)"
+        if content is None and folder is not None:
+            got = folder.read(path)
+            content, why = (got, "") if isinstance(got, bytes) else (None, f"it is not packaged: {got.reason}")
+            res = doc["resources"][r]
+            if content is not None and (len(content), hashlib.sha256(content).hexdigest()) != (
+                    res.get("bytes"), res.get("sha256")):
+                content, why = None, "the file in the artifacts folder differs from its declared bytes and sha256"
+        if content is None:
+            problems.append(Problem(rule="package", path=pointer("resources", r, "path"),
+                                    message=f"embeds '{path}' by path, but {why}"))
+        else:
+            out[path] = content
+    if problems:
+        raise InvalidInput(problems, name)
+    return out
 
 
 def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:
