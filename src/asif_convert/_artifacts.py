@@ -9,6 +9,7 @@ opened relative to the folder before it without following links (see
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import secrets
 import stat
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from asif_convert import ir
 from asif_convert._errors import OutputError
 from asif_convert._limits import MiB
 from asif_convert._validation.files import open_contained
@@ -171,3 +173,20 @@ def _write_one(base: Path, path: str, content: bytes, force: bool) -> None:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def source_resource(data: bytes, name: str, *, packaged: bool) -> ir.Resource:
+    """The input document as a resource, for source pointers: embedded by path in a package,
+    otherwise referenced by its size and digest (the bytes stay where they are)."""
+    digest = hashlib.sha256(data).hexdigest()
+    base = Path(name).name
+    path = f"source/{base}" if base and path_problem(base) is None else "source/input.json"
+    res = ir.Resource(id=f"source-{digest[:12]}", media_type="application/json", purpose="source",
+                      availability="embedded" if packaged else "unavailable", name=base or ir.UNSET,
+                      bytes=len(data), sha256=digest)
+    if packaged:
+        res.path = path
+    else:
+        res.explanation = ("The document this session was converted from, referenced by its size and SHA-256; "
+                           "its bytes are not carried (write a package to carry them).")
+    return res

@@ -10,7 +10,7 @@ from typing import Any
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
-from asif_convert._artifacts import ArtifactFiles
+from asif_convert._artifacts import ArtifactFiles, source_resource
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits
 from asif_convert._package import is_package, read_package, write_package
@@ -97,9 +97,19 @@ def convert(data: bytes, *, to: str, source: str | None = None, options: Options
         raise InvalidInput(fatal, name)
 
     ctx = new_context(options)
+    source_doc = None
+    if options.source_pointers:
+        if src.name != "continuity" or dst.name != "asif":
+            raise UsageError("source pointers are written from a continuity export to ASIF only")
+        source_doc = source_resource(data, name, packaged=package)
+        ctx.source_id = source_doc.id
     doc = src.read(raw, ctx)
     del raw  # the decoded input is no longer needed: let it go before the output is built
     files = {**files, **(ctx.files.served if ctx.files else {})}
+    if source_doc is not None:
+        doc.resources.append(source_doc)
+        if isinstance(source_doc.path, str):
+            files[source_doc.path] = data
     ctx.embedded = files
     artifacts = {r.original_location: files[r.path] for r in doc.resources
                  if r.availability == "embedded" and isinstance(r.path, str) and r.path in files

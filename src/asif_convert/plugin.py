@@ -62,6 +62,7 @@ class Options:
     artifacts_root: Path | None = None
     artifact_max_bytes: int = MAX_ARTIFACT_BYTES
     artifacts_max_total: int = MAX_ARTIFACTS_TOTAL
+    source_pointers: bool = False  # carry the input as a resource; every event points at its record
 
     def __post_init__(self) -> None:
         if self.on_loss not in LOSS_POLICIES:
@@ -80,6 +81,7 @@ class Context:
     ledgers: list[Ledger] = field(default_factory=list)
     files: ArtifactFiles | None = None  # artifact files, inside Options.artifacts_root only
     embedded: dict[str, bytes] = field(default_factory=dict)  # bytes of the files a document embeds by path
+    source_id: str | None = None  # with Options.source_pointers: the id of the input's own resource
 
     def ledger(self, table: str | MappingTable, kind: str | None = None) -> Ledger:
         """A new ledger whose losses this conversion reports. ``table`` is a mapping table a

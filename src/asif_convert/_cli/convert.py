@@ -57,6 +57,9 @@ ArtifactsOutOpt = Annotated[Path | None, typer.Option(
     "--artifacts-out", metavar="DIR", help="Write the embedded files back as artifact files, under their paths "
                                            "inside DIR (never outside it).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing artifact files.")]
+SourcePointersOpt = Annotated[bool, typer.Option(
+    "--source-pointers", help="Carry the export itself as a resource (embedded in a package, else by digest) and "
+                              "point every event at its record with a JSON Pointer.")]
 PackageOpt = Annotated[bool, typer.Option(
     "--package", help=f"Write an ASIF package (a ZIP of the session and the files it embeds); implied by "
                       f"-o *{PACKAGE_SUFFIX}.")]
@@ -68,11 +71,12 @@ def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt
                     max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
                     max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False,
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
-                    artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL, force: ForceOpt = False) -> None:
+                    artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL, force: ForceOpt = False,
+                    source_pointers: SourcePointersOpt = False) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on),
                    artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
-                   artifacts_max_total=artifacts_max_total)
+                   artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string)
     guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
                        compact=compact, limits=limits, package=package, force=force))
@@ -100,13 +104,14 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                     max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False,
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
-                    artifacts_out: ArtifactsOutOpt = None, force: ForceOpt = False) -> None:
+                    artifacts_out: ArtifactsOutOpt = None, force: ForceOpt = False,
+                    source_pointers: SourcePointersOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     check_formats(to, source)
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                                  no_residual=no_residual),
                    artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
-                   artifacts_max_total=artifacts_max_total)
+                   artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string)
     guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
                        limits=limits, package=package, artifacts_out=artifacts_out, force=force))

@@ -54,7 +54,7 @@ class ContinuityFormat:
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
-        restored = _plain_read(codec, raw, travelled, ledger, ctx.files)
+        restored = _plain_read(codec, raw, travelled, ledger, ctx.files, ctx.source_id)
         if diff is None:
             return restored
         return codec.load_document(patch.apply(codec.dump_document(restored), diff))
@@ -95,8 +95,8 @@ def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any
     return out or None
 
 def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger,
-                files: FileSource | None = None) -> ir.Document:
-    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, files)
+                files: FileSource | None = None, source_id: str | None = None) -> ir.Document:
+    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, files, source_id)
     travelled = [codec.load_loss(loss) for loss in _resolved(travelled, doc)]
     ids = {loss.id for loss in travelled}
     doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]

@@ -26,6 +26,7 @@ from asif_convert._formats.continuity import (
     artifacts,
     dialects,
     placeholders,
+    pointers,
 )
 from asif_convert._formats.continuity.coverage import coverage
 from asif_convert._formats.continuity.ordering import merge
@@ -56,10 +57,11 @@ class _Ids:
 
 
 def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
-         files: FileSource | None = None) -> ir.Document:
+         files: FileSource | None = None, source_id: str | None = None) -> ir.Document:
     """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
-    parts and event bodies that an ASIF-born export carries; ``files`` gives artifact files."""
-    return _Reader(raw, digest, ledger, codec, files).document()
+    parts and event bodies that an ASIF-born export carries; ``files`` gives artifact files;
+    with ``source_id`` every event points at its record in that resource (the export itself)."""
+    return _Reader(raw, digest, ledger, codec, files, source_id).document()
 
 
 def canonical_digest(raw: dict[str, Any]) -> str:
@@ -70,9 +72,10 @@ def canonical_digest(raw: dict[str, Any]) -> str:
 
 class _Reader:
     def __init__(self, raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
-                 files: FileSource | None = None) -> None:
+                 files: FileSource | None = None, source_id: str | None = None) -> None:
         self.raw = raw
         self.files = files
+        self.pointers = pointers.Pointers(raw, source_id) if source_id else None
         self.ledger = ledger
         self.codec = codec
         self.digest = digest
@@ -226,10 +229,13 @@ class _Reader:
         self.ids = _Ids()
         out: list[ir.Event] = []
         for coll, rec in merge(self.raw["messages"], self.raw["events"], self.ledger):
+            first = len(out)
             if coll == "messages":
                 out += self._message(rec, self.ids.claim(rec["message_id"], "message"), len(out))
             else:
                 out.append(self._event(rec, self.ids.claim(rec["event_id"], "event"), len(out)))
+            if self.pointers is not None:
+                self.pointers.point(out[first:], rec)
         return out
 
     def _common(self, ev: ir.Event, rec: dict[str, Any], coll: str, id_field: str, native: dict[str, Any]) -> str:
