@@ -74,3 +74,15 @@ def test_the_command_line_option_and_its_limits(tmp_path):
     res = runner.invoke(app, ["convert", str(out), "--to", "continuity", "--source-pointers"])
     assert res.exit_code == 2
     assert "source pointers are written from a continuity export to ASIF only" in res.stderr
+
+
+def test_batch_writes_packages_with_source_pointers(tmp_path):
+    src = tmp_path / "exports"
+    src.mkdir()
+    (src / "a.json").write_bytes(CONTINUITY_FILES[2].read_bytes())
+    res = runner.invoke(app, ["batch", str(src), "-o", str(tmp_path / "out"), "--to", "asif", "--package",
+                              "--source-pointers", "--workers", "0", "--quiet"])
+    assert res.exit_code == 0, res.output
+    pkg = read_package((tmp_path / "out" / "a.asif.zip").read_bytes())
+    assert pkg.files == {"source/a.json": CONTINUITY_FILES[2].read_bytes()}
+    assert all(ev["provenance"]["sources"] for ev in pkg.document["events"])

@@ -216,6 +216,8 @@ def batch(
     artifacts_root: Annotated[Path | None, typer.Option(
         "--artifacts-root", metavar="DIR", help="Embed artifact files found by their paths inside DIR only (one "
                                                 "folder for every export).")] = None,
+    source_pointers: Annotated[bool, typer.Option(
+        "--source-pointers", help="Carry each export as a resource and point every event at its record.")] = False,
 ) -> None:
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
@@ -225,7 +227,8 @@ def batch(
     """
     check_formats(to, source)
     options = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
-                                    no_residual=no_residual), artifacts_root=artifacts_root)
+                                    no_residual=no_residual), artifacts_root=artifacts_root,
+                      source_pointers=source_pointers)
     err_console = Console(stderr=True)
     progress: core.Progress | None = None
     if not quiet:
