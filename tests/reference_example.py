@@ -62,3 +62,16 @@ def meeting_notes_pdf() -> bytes:
 
 def files() -> dict[str, bytes]:
     return {"assets/color-grid.png": color_grid_png(), "assets/meeting-notes.pdf": meeting_notes_pdf()}
+
+# The reference's later revision of the example (its session moved to asif_version 0.5): the
+# published manifest and its published signature, as files beside the recipe.
+LATER_MANIFEST = (
+    b'{"files":[{"bytes":90,"path":"assets/color-grid.png","sha256":"9f557d344ce3af594e132efb0015748c336fb2daf0df7bd364f868fe5362affe"},'
+    b'{"bytes":651,"path":"assets/meeting-notes.pdf","sha256":"f73e34811d4480589c693aaf98f630c5478f786992f9410eeac4cb1b8144ed22"},'
+    b'{"bytes":7652,"path":"session.json","sha256":"eb8f249dad0a3adae72e2595a4e9705fa375ead9724d3eefc7eaae5bb02a22d9"}],'
+    b'"package_version":"0.1","session":"session.json"}\n')
+LATER_SIGNATURE = (
+    b'{"algorithm":"Ed25519","key_id":"sha256:56475aa75463474c0285df5dbf2bcab73da651358839e9b77481b2eab107708c",'
+    b'"manifest_sha256":"f7b9987aec63a18d93ea4528d63f229434515ef15adb038b9d6b6bf20fe70d45",'
+    b'"signature":"8DO+94td8f0tgENs9L8oL8p+AoBUJqxC/1rSrDKe+77+Iig7cQ56EPXzsF+XLChpyZSUN6DnYhtDrjZsTuptDw==",'
+    b'"signature_version":"0.1"}\n')

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from asif_convert import _signature as signature
 from asif_convert._cli.app import app
 from asif_convert._errors import InvalidInput
-from asif_convert._package import read_package, write_package
+from asif_convert._package import encode_manifest, read_package, write_package
 from asif_convert._pipeline import validate
 
 from . import reference_example as example
@@ -42,6 +42,13 @@ def test_the_reference_example_package_is_rebuilt_read_and_its_published_signatu
 def test_our_signature_of_the_example_is_the_published_one_byte_for_byte():
     manifest = read_package(_example_package()).manifest
     assert signature.sign(manifest, TEST_KEY) == example.PUBLISHED_SIGNATURE  # Ed25519 is deterministic
+
+
+def test_the_later_published_manifest_and_signature_verify_and_sign_alike():
+    assert signature.verify(example.LATER_MANIFEST, example.LATER_SIGNATURE, TEST_PUBLIC)["status"] == "verified"
+    assert signature.sign(example.LATER_MANIFEST, TEST_KEY) == example.LATER_SIGNATURE
+    records = [(r["path"], r["bytes"], r["sha256"]) for r in json.loads(example.LATER_MANIFEST)["files"]]
+    assert encode_manifest(records) == example.LATER_MANIFEST  # our manifest form is the reference's
 
 
 def test_the_signed_message_is_the_domain_a_nul_and_the_binary_manifest_digest():
