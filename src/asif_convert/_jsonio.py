@@ -21,7 +21,7 @@ _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 _CHUNK = 8 * 1024 * 1024
-_JSON_START = frozenset(b'{["-0123456789tfn')  # the first byte of any JSON value
+_JSON_START = frozenset(b'{["-0123456789tfnP')  # the first byte of any JSON value, or of a package (ZIP)
 _WHITESPACE = b" \t\r\n"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections import Counter
@@ -13,8 +14,10 @@ import msgspec
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
+from asif_convert._artifacts import ArtifactFiles, source_resource
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits, check_output
+from asif_convert._package import is_package, read_package, write_package
 from asif_convert._registry import BUILTINS, detect, get, loss_kinds, namespaces
 from asif_convert._validation.files import path_resource_problems
 from asif_convert.plugin import Context, Format, Options
@@ -31,6 +34,8 @@ class Result:
     target_format: str
     losses: list[ir.Loss]
     warnings: list[Problem] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)  # what an ASIF output embeds by path, by that path
+    artifacts: dict[str, bytes] = field(default_factory=dict)  # embedded files, by their original location
 
     def loss_counts(self) -> Counter[str]:
         return Counter(loss.kind for loss in self.losses)
@@ -60,9 +65,42 @@ def _a(text: str) -> str:
 
 def load(data: DocumentInput, *, source: str | None = None, name: str = "<input>",
          limits: Limits | None = None) -> tuple[Any, Format]:
-    """Decode a document (within ``limits``) and pick its format (``source`` forces one)."""
+    """Decode a document (within ``limits``) and pick its format (``source`` forces one); an
+    ASIF package is checked whole and its session returned."""
+    found = _read(data, source, name, limits)
+    return found.raw, found.format
+
+
+@dataclass
+class _Input:
+    raw: Any  # the document as checked JSON values
+    format: Format
+    name: str  # what to report it under
+    files: dict[str, bytes]  # a package's files, by member name (empty for a plain document)
+    data: bytes | None  # its bytes, when it came as bytes, text or a file (not when parsed)
+
+
+def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | None) -> _Input:
+    limits = limits or Limits()
+    if isinstance(data, os.PathLike):
+        data, name = _read_path(data, name, limits)
+    if isinstance(data, bytes | bytearray | memoryview) and is_package(bytes(data)):
+        pkg = read_package(bytes(data), name, limits)
+        fmt = format_of(pkg.document, source, name)
+        if fmt.name != "asif":
+            raise InvalidInput([Problem(rule="package", path="/session.json", message=(
+                f"a package carries an ASIF session, not a {fmt.name} document"))], name)
+        return _Input(pkg.document, fmt, name, pkg.files, bytes(data))
     raw, name = decoded(data, name, limits)
-    return raw, format_of(raw, source, name)
+    as_bytes = bytes(data) if isinstance(data, bytes | bytearray | memoryview) else (
+        data.encode("utf-8", "surrogatepass") if isinstance(data, str) else None)
+    return _Input(raw, format_of(raw, source, name), name, {}, as_bytes)
+
+
+def _read_path(path: os.PathLike[str], name: str, limits: Limits) -> tuple[bytes, str]:
+    text = os.fsdecode(os.fspath(path))
+    data, text = jsonio.read_input(os.path.join(".", text) if text == "-" else text, limits)  # a file named -
+    return data, text if name == "<input>" else name
 
 
 def decoded(document: DocumentInput, name: str = "<input>", limits: Limits | None = None) -> tuple[Any, str]:
@@ -76,9 +114,7 @@ def decoded(document: DocumentInput, name: str = "<input>", limits: Limits | Non
     if isinstance(document, str):
         return _decode_text(document, name, limits), name
     if isinstance(document, os.PathLike):
-        path = os.fsdecode(os.fspath(document))
-        data, path = jsonio.read_input(os.path.join(".", path) if path == "-" else path, limits)  # a file named -
-        name = path if name == "<input>" else name
+        data, name = _read_path(document, name, limits)
         return jsonio.decode(data, name, limits), name
     if isinstance(document, dict | list):
         return _checked_values(document, name, limits), name
@@ -164,37 +200,63 @@ def _unknown_format(raw: Any) -> Problem:
 
 
 def new_context(options: Options) -> Context:
-    """A conversion's context, knowing the native namespaces of every installed format."""
-    return Context(options=options, namespaces=namespaces())
+    """A conversion's context, knowing the native namespaces of every installed format, and the
+    artifacts folder the user named (if any)."""
+    files = None
+    if options.artifacts_root is not None:
+        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total)
+    return Context(options=options, namespaces=namespaces(), files=files)
 
 
 def convert(data: DocumentInput, *, to: str, source: str | None = None, options: Options | None = None,
-            name: str = "<input>", compact: bool = False, limits: Limits | None = None) -> Result:
+            name: str = "<input>", compact: bool = False, limits: Limits | None = None,
+            package: bool = False) -> Result:
     """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure.
 
     ``data`` is the document's bytes, its JSON text (``str``), an ``os.PathLike`` path to read,
-    or the parsed document (a ``dict``); anything else raises ``UsageError``. A document already
+    or the parsed document (a ``dict``); anything else raises ``UsageError``. The input may be
+    an ASIF package; with ``package`` the output is one (``to`` must be ASIF). A document already
     in the format ``to`` is a checked copy: validated like any input, written back unchanged
     (re-indented or compacted), with no losses."""
     options = options or Options()
     limits = limits or Limits()
     dst = get(to)
+    if package and dst.name != "asif":
+        raise UsageError(f"a package carries an ASIF session; {dst.name} output cannot be packaged")
     unknown = sorted(options.fail_on - loss_kinds().keys())
     if unknown:  # a misspelled kind would never fire
         raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
                          f"{', '.join(loss_kinds())}")
-    raw, name = decoded(data, name, limits)
-    src = format_of(raw, source, name)
+    found = _read(data, source, name, limits)
+    raw, src, name = found.raw, found.format, found.name
     problems = src.validate(raw)
     fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
     if fatal:
         raise InvalidInput(fatal, name)
-    if src.name == dst.name:
-        return _copy(raw, dst, problems, options, name, compact, limits)
+    if src.name == dst.name and not options.source_pointers and options.artifacts_root is None:
+        return _copy(found, problems, options, compact, limits, package)
 
     ctx = new_context(options)
+    source_doc = None
+    if options.source_pointers:
+        if src.name != "continuity" or dst.name != "asif":
+            raise UsageError("source pointers are written from a continuity export to ASIF only")
+        if found.data is None:
+            raise UsageError("source pointers name the input's bytes: pass the document as bytes, text or a path")
+        source_doc = source_resource(found.data, name, packaged=package)
+        ctx.source_id = source_doc.id
     doc = src.read(raw, ctx)
-    del raw  # the decoded input is no longer needed: let it go before the output is built
+    files, input_bytes = found.files, found.data
+    del raw, found  # the decoded input is no longer needed: let it go before the output is built
+    files = {**files, **(ctx.files.served if ctx.files else {})}
+    if source_doc is not None:
+        doc.resources.append(source_doc)
+        if isinstance(source_doc.path, str) and input_bytes is not None:
+            files[source_doc.path] = input_bytes
+    ctx.embedded = files
+    artifacts = {r.original_location: files[r.path] for r in doc.resources
+                 if r.availability == "embedded" and isinstance(r.path, str) and r.path in files
+                 and isinstance(r.original_location, str)}
     out = dst.write(doc, ctx)
     del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
     if options.validate:
@@ -210,22 +272,65 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     _apply_loss_policy(losses, options, name)
     output = jsonio.encode(out, compact=compact)
     check_output(output, out, limits, name)  # what we write must read back under these limits
+    embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
+    if package:
+        output = write_package(output, packaged_files(out, files, name, ctx.files))
     return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
-                  warnings=problems)
+                  warnings=problems, files=embedded, artifacts=artifacts)
 
 
-def _copy(raw: Any, fmt: Format, problems: list[Problem], options: Options, name: str, compact: bool,
-          limits: Limits) -> Result:
+def _copy(found: _Input, problems: list[Problem], options: Options, compact: bool, limits: Limits,
+          package: bool) -> Result:
     """A same-format conversion: the input, checked, written back as it is. Going through the
     IR would rebuild the same document while reporting the losses of a trip to the IR and back
     that the output never makes; a copy has none. Problems a conversion would have carried as
     losses cannot be carried here: the copy would repeat them, so errors among them refuse it."""
+    raw, fmt, name = found.raw, found.format, found.name
     if options.validate and any(p.severity == "error" for p in problems):
         raise InvalidInput(problems, name)  # the input's own problems: a copy would repeat them
     output = jsonio.encode(raw, compact=compact)
     check_output(output, raw, limits, name)
+    embedded = {path: found.files[path] for path in _path_resources(raw) if path in found.files} \
+        if fmt.name == "asif" else {}
+    if package:
+        output = write_package(output, packaged_files(raw, found.files, name))
     return Result(output=output, document=raw, source_format=fmt.name, target_format=fmt.name, losses=[],
-                  warnings=problems)
+                  warnings=problems, files=embedded)
+
+
+def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
+    """The paths of the resources an ASIF document embeds by path, with the index of the first."""
+    out: dict[str, int] = {}
+    for r, res in enumerate(doc.get("resources") or ()):
+        if res.get("availability") == "embedded" and isinstance(res.get("path"), str):
+            out.setdefault(res["path"], r)
+    return out
+
+
+def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str,
+                   folder: ArtifactFiles | None = None) -> dict[str, bytes]:
+    """The bytes of every resource ``doc`` embeds by path: a package must carry each one. Those
+    not at hand are read from ``folder`` (the user's --artifacts-root) when there is one, and
+    must have the size and digest their resource declares."""
+    problems, out = [], {}
+    for path, r in _path_resources(doc).items():
+        content = files.get(path)
+        why = "its bytes are not at hand to package (name the folder that holds it with --artifacts-root)"
+        if content is None and folder is not None:
+            got = folder.read(path)
+            content, why = (got, "") if isinstance(got, bytes) else (None, f"it is not packaged: {got.reason}")
+            res = doc["resources"][r]
+            if content is not None and (len(content), hashlib.sha256(content).hexdigest()) != (
+                    res.get("bytes"), res.get("sha256")):
+                content, why = None, "the file in the artifacts folder differs from its declared bytes and sha256"
+        if content is None:
+            problems.append(Problem(rule="package", path=pointer("resources", r, "path"),
+                                    message=f"embeds '{path}' by path, but {why}"))
+        else:
+            out[path] = content
+    if problems:
+        raise InvalidInput(problems, name)
+    return out
 
 
 def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:

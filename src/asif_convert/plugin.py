@@ -34,9 +34,11 @@ the registry.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from asif_convert import ir
+from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL, ArtifactFiles
 from asif_convert._errors import ConversionError, InvalidInput, Problem, UsageError
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_mapping, load_table
@@ -58,6 +60,11 @@ class Options:
     validate: bool = True  # validate what the writer produced
     on_loss: str = "warn"  # ignore | warn | error: what a recorded loss means for the conversion
     fail_on: frozenset[str] = frozenset()  # loss kinds that refuse the conversion whatever on_loss says
+    # Where artifact files may be read (None: no file is ever opened), and how much of them.
+    artifacts_root: Path | None = None
+    artifact_max_bytes: int = MAX_ARTIFACT_BYTES
+    artifacts_max_total: int = MAX_ARTIFACTS_TOTAL
+    source_pointers: bool = False  # carry the input as a resource; every event points at its record
 
     def __post_init__(self) -> None:
         if self.on_loss not in LOSS_POLICIES:
@@ -75,6 +82,9 @@ class Context:
     options: Options
     namespaces: frozenset[str]
     ledgers: list[Ledger] = field(default_factory=list)
+    files: ArtifactFiles | None = None  # artifact files, inside Options.artifacts_root only
+    embedded: dict[str, bytes] = field(default_factory=dict)  # bytes of the files a document embeds by path
+    source_id: str | None = None  # with Options.source_pointers: the id of the input's own resource
 
     def ledger(self, table: str | MappingTable, kind: str | None = None) -> Ledger:
         """A new ledger whose losses this conversion reports. ``table`` is a mapping table a

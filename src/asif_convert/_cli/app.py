@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from asif_convert._cli import batch, convert, inspect, validate, view
+from asif_convert._cli import batch, convert, inspect, sign, validate, view
 from asif_convert._cli.common import err, guard
 from asif_convert._registry import PluginWarning, registry
 from asif_convert._version import __version__
@@ -32,6 +32,8 @@ app.command("diff")(inspect.diff)
 app.command("validate")(validate.validate)
 app.command("formats")(validate.formats)
 app.command("view")(view.view)
+app.command("sign")(sign.sign)
+app.command("verify")(sign.verify)
 
 
 def _version(value: bool) -> None:

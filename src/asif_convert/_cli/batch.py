@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -227,6 +228,13 @@ def batch(
                            "migration at a glance as one self-contained HTML page.")] = None,
     pages: Annotated[Path | None, typer.Option("--pages", metavar="DIR", help="With --report-html: also write "
                      "one page per converted file here, linked from the report.")] = None,
+    package: Annotated[bool, typer.Option("--package", help="Write ASIF packages (.asif.zip): each session with "
+                                          "the files it embeds.")] = False,
+    artifacts_root: Annotated[Path | None, typer.Option(
+        "--artifacts-root", metavar="DIR", help="Embed artifact files found by their paths inside DIR only (one "
+                                                "folder for every export).")] = None,
+    source_pointers: Annotated[bool, typer.Option(
+        "--source-pointers", help="Carry each export as a resource and point every event at its record.")] = False,
 ) -> None:
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
@@ -237,8 +245,9 @@ def batch(
     check_formats(to, source)
     if pages is not None and report_html is None:
         raise typer.BadParameter("--pages needs --report-html (the report links to the pages)", param_hint="--pages")
-    options = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
-                            no_residual=no_residual)
+    options = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
+                                    no_residual=no_residual), artifacts_root=artifacts_root,
+                      source_pointers=source_pointers)
     err_console = Console(stderr=True)
     progress: core.Progress | None = None
     if not quiet:
@@ -250,7 +259,7 @@ def batch(
         core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
                      limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
                      manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
-                     summary=summary)
+                     summary=summary, package=package)
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None

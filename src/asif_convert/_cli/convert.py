@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+import typer
 
 from asif_convert import _jsonio as jsonio
+from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL, write_files
 from asif_convert._cli.common import (
     DEFAULT_LIMITS as LIM,
 )
@@ -27,6 +30,7 @@ from asif_convert._cli.common import (
     ReportOpt,
     StrictOpt,
     ToOpt,
+    _size,
     build_limits,
     build_options,
     check_formats,
@@ -34,35 +38,63 @@ from asif_convert._cli.common import (
     gc_paused,
     guard,
 )
-from asif_convert._errors import InvalidInput, Problem
+from asif_convert._errors import InvalidInput, Problem, UsageError
 from asif_convert._limits import Limits
 from asif_convert._pipeline import Result, WrongFormat, convert
 from asif_convert.plugin import Options
+
+PACKAGE_SUFFIX = ".asif.zip"
+ArtifactsRootOpt = Annotated[Path | None, typer.Option(
+    "--artifacts-root", metavar="DIR", help="Embed each artifact's file, found by its path inside DIR only (no "
+                                            "absolute paths, '..' or links); without it no file is opened.")]
+ArtifactMaxOpt = Annotated[int, typer.Option(
+    "--artifact-max-bytes", metavar="SIZE", parser=_size, show_default="64M",
+    help="Leave an artifact unavailable when its file is larger than this.")]
+ArtifactsTotalOpt = Annotated[int, typer.Option(
+    "--artifacts-max-total", metavar="SIZE", parser=_size, show_default="256M",
+    help="Read at most this many bytes of artifact files in all.")]
+ArtifactsOutOpt = Annotated[Path | None, typer.Option(
+    "--artifacts-out", metavar="DIR", help="Write the embedded files back as artifact files, under their paths "
+                                           "inside DIR (never outside it).")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing artifact files.")]
+SourcePointersOpt = Annotated[bool, typer.Option(
+    "--source-pointers", help="Carry the export itself as a resource (embedded in a package, else by digest) and "
+                              "point every event at its record with a JSON Pointer.")]
+PackageOpt = Annotated[bool, typer.Option(
+    "--package", help=f"Write an ASIF package (a ZIP of the session and the files it embeds); implied by "
+                      f"-o *{PACKAGE_SUFFIX}.")]
 
 
 def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
                     compact: CompactOpt = False, no_validate: NoValidateOpt = False,
                     on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None,
                     max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
-                    max_string: MaxStringOpt = LIM.max_string) -> None:
+                    max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False,
+                    artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
+                    artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL, force: ForceOpt = False,
+                    source_pointers: SourcePointersOpt = False) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
-    opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on)
+    opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on),
+                   artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
+                   artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string)
     guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
-                       compact=compact, limits=limits, command="from-continuity"))
+                       compact=compact, limits=limits, command="from-continuity", package=package, force=force))
 
 
 def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
                   compact: CompactOpt = False, no_validate: NoValidateOpt = False,
                   on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
                   max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
-                  max_string: MaxStringOpt = LIM.max_string) -> None:
-    """Convert an ASIF 0.4 session into an agent-continuity export."""
+                  max_string: MaxStringOpt = LIM.max_string, artifacts_out: ArtifactsOutOpt = None,
+                  force: ForceOpt = False) -> None:
+    """Convert an ASIF 0.4 session (or package) into an agent-continuity export."""
     opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                          no_residual=no_residual)
     limits = build_limits(max_bytes, max_depth, max_string)
     guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
-                       compact=compact, limits=limits, command="to-continuity"))
+                       compact=compact, limits=limits, command="to-continuity", artifacts_out=artifacts_out,
+                       force=force))
 
 
 def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source: FromOpt = None,
@@ -70,14 +102,20 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                     no_validate: NoValidateOpt = False, on_loss: OnLossOpt = LossPolicy.warn,
                     fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
                     max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
-                    max_string: MaxStringOpt = LIM.max_string) -> None:
+                    max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False,
+                    artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
+                    artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
+                    artifacts_out: ArtifactsOutOpt = None, force: ForceOpt = False,
+                    source_pointers: SourcePointersOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     check_formats(to, source)
-    opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
-                         no_residual=no_residual)
+    opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
+                                 no_residual=no_residual),
+                   artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
+                   artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string)
     guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
-                       limits=limits))
+                       limits=limits, package=package, artifacts_out=artifacts_out, force=force))
 
 
 # The command that reads each built-in format; a plugin format is read with 'convert'.
@@ -85,17 +123,26 @@ _READS = {"continuity": "from-continuity", "asif": "to-continuity"}
 
 
 def _run(input_path: str, output: str, to: str, *, source: str | None, report: Path | None,
-         options: Options, compact: bool, limits: Limits, command: str = "convert") -> None:
+         options: Options, compact: bool, limits: Limits, command: str = "convert", package: bool = False,
+         artifacts_out: Path | None = None, force: bool = False) -> None:
     jsonio.check_paths(input_path, output, report)
     data, name = jsonio.read_input(input_path, limits)
+    package = package or output.endswith(PACKAGE_SUFFIX)
     try:
         with gc_paused():
             result = convert(data, to=to, source=source, options=options, name=name, compact=compact,
-                             limits=limits)
+                             limits=limits, package=package)
     except WrongFormat as exc:
         raise InvalidInput([Problem(rule="format", path="", message=_other_format(exc, input_path, to, command))],
                            name) from None
     summary = _summary(result, name, output, options.on_loss)  # before writing: nothing may fail after
+    if result.files and not package:  # a plain ASIF document: its files go beside it, written first
+        if output == "-":
+            raise UsageError("the session embeds files by path: write it to a file (-o) or a package "
+                             f"(-o *{PACKAGE_SUFFIX}), not to standard output")
+        write_files(Path(output).parent, result.files, force=force, create=False)
+    if artifacts_out is not None:
+        write_files(artifacts_out, result.artifacts, force=force)
     if report is not None:
         jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
     jsonio.write_output(output, result.output)

@@ -39,46 +39,58 @@ def path_resource_problems(doc: dict[str, Any], base_dir: Path) -> list[Problem]
 
 
 def _digest_contained(base: Path, relative: str) -> tuple[int, str, str | None]:
-    """The size and SHA-256 of ``base/relative`` when every step is a real directory or file (no
-    links, no devices or pipes), else the reason it is refused.
+    """The size and SHA-256 of ``base/relative``, or the reason it is refused (see
+    :func:`open_contained`). The file is hashed in chunks, so its size does not matter."""
+    fd, why, _ = open_contained(base, relative)
+    if fd is None:
+        return 0, "", why
+    try:
+        digest, size = hashlib.sha256(), 0
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+        return size, digest.hexdigest(), None
+    finally:
+        os.close(fd)
+
+
+def open_contained(base: Path, relative: str) -> tuple[int | None, str | None, bool]:
+    """An open descriptor of ``base/relative`` when every step is a real directory or file (no
+    links, no devices or pipes), else None, the reason it is refused, and whether the reason is
+    only that the file is missing. The caller closes the descriptor.
 
     Each step is opened relative to the directory before it, with ``O_NOFOLLOW``: a link swapped
-    in between a check and an open cannot lead outside ``base``. The file is hashed in chunks, so
-    its size does not matter."""
+    in between a check and an open cannot lead outside ``base``."""
     if not {os.open, os.stat} <= os.supports_dir_fd:
-        return 0, "", "cannot be checked safely on this platform (no directory-relative open)"
+        return None, "cannot be checked safely on this platform (no directory-relative open)", False
     parts = relative.split("/")
     fds: list[int] = []
     try:
         try:
             fds.append(os.open(base, os.O_RDONLY | _DIRECTORY))
         except OSError:
-            return 0, "", "names no file under the base directory (the base directory cannot be opened)"
+            return None, "names no file under the base directory (the base directory cannot be opened)", False
         for i, part in enumerate(parts):
             shown = "/".join(parts[: i + 1])
             last = i == len(parts) - 1
             try:
                 st = os.lstat(part, dir_fd=fds[-1])
             except OSError:
-                return 0, "", f"names no file under the base directory ({shown} is missing)"
+                return None, f"names no file under the base directory ({shown} is missing)", True
             if stat.S_ISLNK(st.st_mode):
-                return 0, "", f"goes through a symbolic link ({shown}), which is not followed"
+                return None, f"goes through a symbolic link ({shown}), which is not followed", False
             if not last and not stat.S_ISDIR(st.st_mode):
-                return 0, "", f"goes through {shown}, which is not a directory"
+                return None, f"goes through {shown}, which is not a directory", False
             if last and not stat.S_ISREG(st.st_mode):
-                return 0, "", "is not a regular file (a directory, device or pipe is never read)"
+                return None, "is not a regular file (a directory, device or pipe is never read)", False
             flags = os.O_RDONLY | _NOFOLLOW | (os.O_NONBLOCK if last else _DIRECTORY)
             try:
                 fds.append(os.open(part, flags, dir_fd=fds[-1]))
             except OSError:  # replaced by a link (ELOOP) or a non-directory since the check
-                return 0, "", f"changed while it was checked ({shown})"
+                return None, f"changed while it was checked ({shown})", False
             if last and not stat.S_ISREG(os.fstat(fds[-1]).st_mode):
-                return 0, "", "is not a regular file (a directory, device or pipe is never read)"
-        digest, size = hashlib.sha256(), 0
-        while chunk := os.read(fds[-1], 1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-        return size, digest.hexdigest(), None
+                return None, "is not a regular file (a directory, device or pipe is never read)", False
+        return fds.pop(), None, False
     finally:
         for fd in fds:
             os.close(fd)

@@ -10,21 +10,24 @@ from asif_convert._registry import get, registry
 from asif_convert.batch._discover import inside
 
 _BAD_PART = re.compile(r"[\x00/\\]")
+PACKAGE_EXTENSION = ".asif.zip"  # an ASIF package (see asif_convert._package)
 
 
-def output_name(name: str, to: str) -> str:
-    """``export.json`` -> ``export.asif.json``; a known format extension is replaced, not doubled."""
-    for ext in sorted((f.extension for f in registry().values()), key=len, reverse=True):
+def output_name(name: str, to: str, package: bool = False) -> str:
+    """``export.json`` -> ``export.asif.json`` (``export.asif.zip`` for a package); a known format
+    extension is replaced, not doubled."""
+    known = [f.extension for f in registry().values()] + [PACKAGE_EXTENSION]
+    for ext in sorted(known, key=len, reverse=True):
         if name.endswith(ext) and len(name) > len(ext):
             name = name[: -len(ext)]
             break
     else:
         if name.endswith(".json") and len(name) > 5:
             name = name[:-5]
-    return name + get(to).extension
+    return name + (PACKAGE_EXTENSION if package else get(to).extension)
 
 
-def output_path(rel: Iterable[str], to: str) -> str:
+def output_path(rel: Iterable[str], to: str, package: bool = False) -> str:
     """The POSIX path under OUTDIR for a file at ``rel`` (components relative to its source root).
 
     Raises ValueError for a component that could escape OUTDIR (``..``, ``.``, empty, a separator
@@ -36,7 +39,7 @@ def output_path(rel: Iterable[str], to: str) -> str:
     for part in parts:
         if part in ("", ".", "..") or _BAD_PART.search(part):
             raise ValueError(f"unsafe path component {part!r}")
-    parts[-1] = output_name(parts[-1], to)
+    parts[-1] = output_name(parts[-1], to, package)
     return "/".join(parts)
 
 

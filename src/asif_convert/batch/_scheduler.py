@@ -42,12 +42,14 @@ from asif_convert.plugin import Options
 _EXTERNAL_PARALLELISM = 8  # window sizing for a caller's executor when ``workers`` does not say
 
 
-def settings_key(to: str, source: str | None, options: Options, compact: bool, limits: Limits | None = None) -> str:
+def settings_key(to: str, source: str | None, options: Options, compact: bool, limits: Limits | None = None,
+                 package: bool = False) -> str:
     """A digest of everything that shapes an outcome: a rerun with other settings redoes all."""
-    opts = {k: sorted(v) if isinstance(v, set | frozenset) else v for k, v in sorted(vars(options).items())}
+    opts = {k: sorted(v) if isinstance(v, set | frozenset) else str(v) if isinstance(v, os.PathLike) else v
+            for k, v in sorted(vars(options).items())}
     bounds = sorted(vars(limits or Limits()).items())
     plugins = sorted((f.name, type(f).__module__) for f in registry().values())
-    blob = msgspec.json.encode([__version__, to, source, opts, compact, bounds, plugins])
+    blob = msgspec.json.encode([__version__, to, source, opts, compact, bounds, plugins] + ([True] if package else []))
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -96,7 +98,7 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             manifest: str | os.PathLike[str] | bool = True, force: bool = False, pattern: str = DEFAULT_PATTERN,
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
-            summary: Summary | None = None) -> Report:
+            summary: Summary | None = None, package: bool = False) -> Report:
     """Convert every file under ``sources`` (one path, or several) into ``outdir``, mirroring the tree.
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
@@ -121,6 +123,8 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             get(name)
         except ConversionError as exc:
             raise UsageError(str(exc)) from None
+    if package and get(to).name != "asif":
+        raise UsageError(f"a package carries an ASIF session; {to} output cannot be packaged")
     if workers is not None and workers < 0:
         raise UsageError("workers must be 0 or more")
     srcs = check_sources([sources] if isinstance(sources, str | os.PathLike) else sources)
@@ -134,8 +138,8 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     out.mkdir(parents=True, exist_ok=True)
     spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
                 outdir_real=os.path.realpath(out), roots=roots,
-                settings=settings_key(to, source, options, compact, limits),
-                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+                settings=settings_key(to, source, options, compact, limits, package),
+                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package)
     mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
 
     with OutdirLock(out):
@@ -323,7 +327,7 @@ class _Run:
     def _tasks(self) -> Iterator[Task]:
         for item in self._discover():
             try:
-                rel = output_path(item.rel, self.spec.to) if item.rel else None
+                rel = output_path(item.rel, self.spec.to, self.spec.package) if item.rel else None
             except ValueError as exc:
                 self._record(_refused(self.spec, item.path, None, str(exc)))
                 continue

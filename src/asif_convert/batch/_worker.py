@@ -42,6 +42,7 @@ class Spec:
     roots: tuple[str, ...]
     settings: str
     run: str
+    package: bool = False  # write ASIF packages (.asif.zip)
 
 
 class Task(NamedTuple):
@@ -117,7 +118,7 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
 
     try:
         result = convert(data, to=spec.to, source=spec.source, options=spec.options, name=task.input,
-                         compact=spec.compact, limits=spec.limits)
+                         compact=spec.compact, limits=spec.limits, package=spec.package)
     except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
         status = _STATUS.get(type(exc), INVALID if isinstance(exc, InvalidInput) else INTERNAL)
         return _finish(res, t0, status=status, error=str(exc), problems=_problems(getattr(exc, "problems", [])))

@@ -9,9 +9,10 @@ import msgspec
 
 from asif_convert import _patch as patch
 from asif_convert import ir
+from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec, codec_for
 from asif_convert._errors import Problem
-from asif_convert._formats.continuity import NAMESPACE, reader, residual, writer
+from asif_convert._formats.continuity import NAMESPACE, artifacts, reader, residual, writer
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_table
 from asif_convert._validation.continuity import referential_problems
@@ -53,7 +54,7 @@ class ContinuityFormat:
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
-        restored = _plain_read(codec, raw, travelled, ledger)
+        restored = _plain_read(codec, raw, travelled, ledger, ctx.files, ctx.source_id)
         if diff is None:
             return restored
         return codec.load_document(patch.apply(codec.dump_document(restored), diff))
@@ -61,7 +62,8 @@ class ContinuityFormat:
     def write(self, doc: ir.Document, ctx: Context) -> Any:
         codec = codec_for(ctx.namespaces)
         export = writer.write(doc, codec)
-        plain = _plain_read(codec, export, [], Ledger(load_table(READ_TABLE)))
+        replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
+        plain = _plain_read(codec, export, [], Ledger(load_table(READ_TABLE)), replay)
         ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours.
@@ -92,8 +94,9 @@ def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any
                 out.setdefault("{}", {})[name] = sub
     return out or None
 
-def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger) -> ir.Document:
-    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec)
+def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger,
+                files: FileSource | None = None, source_id: str | None = None) -> ir.Document:
+    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, files, source_id)
     travelled = [codec.load_loss(loss) for loss in _resolved(travelled, doc)]
     ids = {loss.id for loss in travelled}
     doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]

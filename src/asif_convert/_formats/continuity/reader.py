@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from asif_convert import ir
+from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec
 from asif_convert._formats.continuity import (
     ASIF_PARTS,
@@ -22,8 +23,10 @@ from asif_convert._formats.continuity import (
     EVENT_TYPE,
     NAMESPACE,
     SOURCE_PRODUCER,
+    artifacts,
     dialects,
     placeholders,
+    pointers,
 )
 from asif_convert._formats.continuity.coverage import coverage
 from asif_convert._formats.continuity.ordering import merge
@@ -53,10 +56,12 @@ class _Ids:
         return new
 
 
-def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> ir.Document:
+def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
+         files: FileSource | None = None, source_id: str | None = None) -> ir.Document:
     """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
-    parts and event bodies that an ASIF-born export carries."""
-    return _Reader(raw, digest, ledger, codec).document()
+    parts and event bodies that an ASIF-born export carries; ``files`` gives artifact files;
+    with ``source_id`` every event points at its record in that resource (the export itself)."""
+    return _Reader(raw, digest, ledger, codec, files, source_id).document()
 
 
 def canonical_digest(raw: dict[str, Any]) -> str:
@@ -66,8 +71,11 @@ def canonical_digest(raw: dict[str, Any]) -> str:
 
 
 class _Reader:
-    def __init__(self, raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> None:
+    def __init__(self, raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
+                 files: FileSource | None = None, source_id: str | None = None) -> None:
         self.raw = raw
+        self.files = files
+        self.pointers = pointers.Pointers(raw, source_id) if source_id else None
         self.ledger = ledger
         self.codec = codec
         self.digest = digest
@@ -221,10 +229,13 @@ class _Reader:
         self.ids = _Ids()
         out: list[ir.Event] = []
         for coll, rec in merge(self.raw["messages"], self.raw["events"], self.ledger):
+            first = len(out)
             if coll == "messages":
                 out += self._message(rec, self.ids.claim(rec["message_id"], "message"), len(out))
             else:
                 out.append(self._event(rec, self.ids.claim(rec["event_id"], "event"), len(out)))
+            if self.pointers is not None:
+                self.pointers.point(out[first:], rec)
         return out
 
     def _common(self, ev: ir.Event, rec: dict[str, Any], coll: str, id_field: str, native: dict[str, Any]) -> str:
@@ -485,7 +496,8 @@ class _Reader:
                 explanation="The export records this artifact's path and metadata only; its content was not exported.",
                 native={NAMESPACE: native},
             )
-            self.ledger.add("artifacts[].path", *ref)
+            if not artifacts.embed(res, rec, self.files, self.ledger, ref):
+                self.ledger.add("artifacts[].path", *ref)
             size, sha = rec.get("size_bytes"), rec.get("sha256")
             if isinstance(size, int):
                 res.bytes = size

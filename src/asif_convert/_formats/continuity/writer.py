@@ -184,10 +184,10 @@ class _Writer:
             out["run_id"] = n["run_id"]
         out.update(branch_id=n["branch_id"], kind=n["kind"], path=r.original_location)
         for key, value in (("sha256", r.sha256), ("size_bytes", r.bytes)):
-            if value is not ir.UNSET:
-                out[key] = value
-            elif key in n:
+            if key in n:  # what the export said when ASIF could not hold it (null, not a digest)
                 out[key] = n[key]
+            elif value is not ir.UNSET:
+                out[key] = value
         out.update(metadata=n["metadata"], created_at=n["created_at"])
         return out
 

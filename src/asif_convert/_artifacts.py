@@ -1,0 +1,192 @@
+"""Artifact files: read inside a folder the user names, written back inside a folder the user names.
+
+Paths come from documents, which are untrusted: a path is used only when it is a portable
+relative path (no absolute path, no ``..``, no backslash, no device name), and every step is
+opened relative to the folder before it without following links (see
+:func:`asif_convert._validation.files.open_contained`). Nothing else is ever opened.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from asif_convert import ir
+from asif_convert._errors import OutputError
+from asif_convert._limits import MiB
+from asif_convert._validation.files import open_contained
+from asif_convert._validation.semantic.resources import path_problem
+
+MAX_ARTIFACT_BYTES = 64 * MiB
+MAX_ARTIFACTS_TOTAL = 256 * MiB
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+class FileSource(Protocol):
+    """Where a reader gets files it is allowed to embed: bytes, the reason it may not have
+    them, or None when this source knows nothing of the path."""
+
+    def read(self, path: str) -> bytes | Refusal | None: ...
+
+
+@dataclass
+class Refusal:
+    """Why a file is not embedded: ``missing`` (no such file), ``refused`` (never read) or
+    ``mismatch`` (not what the document declares)."""
+
+    kind: str
+    reason: str
+
+
+@dataclass
+class ArtifactFiles:
+    """The files under ``root`` that a conversion asks for, each read once, within limits."""
+
+    root: Path
+    max_bytes: int = MAX_ARTIFACT_BYTES  # per file
+    max_total: int = MAX_ARTIFACTS_TOTAL  # for the whole conversion
+    served: dict[str, bytes] = field(default_factory=dict)  # what was read, by relative path
+    _folded: dict[str, str] = field(default_factory=dict)
+    _total: int = 0
+
+    def read(self, path: str) -> bytes | Refusal:
+        if path in self.served:
+            return self.served[path]
+        why = path_problem(path) if path else "is empty"
+        if why is not None:
+            return Refusal("refused", f"the path {why}")
+        other = self._folded.get(path.casefold())
+        if other is not None:
+            return Refusal("refused", f"the path differs only in case from {other!r}, read before")
+        fd, why, missing = open_contained(self.root, path)
+        if fd is None:
+            return Refusal("missing" if missing else "refused", f"the path {why}")
+        try:
+            size = os.fstat(fd).st_size
+            if size > self.max_bytes:
+                return Refusal("refused", f"the file is {size:,} bytes, more than the limit of {self.max_bytes:,} "
+                                          "per artifact")
+            if self._total + size > self.max_total:
+                return Refusal("refused", f"reading it would exceed the limit of {self.max_total:,} bytes for all "
+                                          "artifacts")
+            content = _read_all(fd, self.max_bytes + 1)
+        finally:
+            os.close(fd)
+        if len(content) > self.max_bytes:  # it grew after the check
+            return Refusal("refused", f"the file is more than the limit of {self.max_bytes:,} bytes per artifact")
+        self._total += len(content)
+        self.served[path] = content
+        self._folded[path.casefold()] = path
+        return content
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    chunks, size = [], 0
+    while size < limit and (chunk := os.read(fd, min(1 << 20, limit - size))):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def write_files(base: Path, files: dict[str, bytes], *, force: bool = False, create: bool = True) -> None:
+    """Write ``files`` (relative path -> bytes) under ``base``, creating folders as needed.
+
+    Every path is checked before anything is written: one that is not a portable relative
+    path, or that names an existing file with other bytes (without ``force``), refuses the whole
+    set (``OutputError``). ``base`` is created when missing, if ``create``. Each file is written
+    to a temp file in its folder, then linked (or, with ``force``, renamed) into place; no step
+    follows a link."""
+    bad = [f"{p!r} {why}" for p in sorted(files) if (why := path_problem(p) if p else "is empty")]
+    if bad:
+        raise OutputError(f"cannot write the artifact files under {base}: {'; '.join(bad[:5])} (nothing was written)")
+    if not force:
+        same = {p for p in files if _holds(base, p) == files[p]}  # already there, byte for byte
+        files = {p: content for p, content in files.items() if p not in same}
+        present = [p for p in sorted(files) if _holds(base, p) is not None]
+        if present:
+            raise OutputError(f"cannot write the artifact files under {base}: {', '.join(map(repr, present[:5]))} "
+                              "already exist (use --force to replace them; nothing was written)")
+    if not create and not base.is_dir():
+        raise OutputError(f"cannot write the artifact files: {base} is not a folder (nothing was written)")
+    try:
+        os.makedirs(base, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create {base}: {exc.strerror} (nothing was written)") from None
+    for path, content in sorted(files.items()):
+        try:
+            _write_one(base, path, content, force)
+        except OSError as exc:
+            raise OutputError(f"cannot write {base / path}: {exc.strerror or exc}") from None
+
+
+def _holds(base: Path, path: str) -> bytes | None:
+    """What ``base/path`` holds (None: nothing); a link, a folder or a device there, or on the
+    way, holds b"" so that it counts as present and is never written through."""
+    if not base.is_dir():
+        return None
+    fd, _, missing = open_contained(base, path)
+    if fd is None:
+        return None if missing else b""
+    try:
+        return _read_all(fd, MAX_ARTIFACTS_TOTAL + 1)
+    finally:
+        os.close(fd)
+
+
+def _write_one(base: Path, path: str, content: bytes, force: bool) -> None:
+    *folders, name = path.split("/")
+    fds = [os.open(base, os.O_RDONLY | _DIRECTORY)]
+    try:
+        for part in folders:
+            try:
+                os.mkdir(part, 0o777, dir_fd=fds[-1])
+            except FileExistsError:
+                pass
+            st = os.lstat(part, dir_fd=fds[-1])
+            if not stat.S_ISDIR(st.st_mode):
+                raise OSError(errno.ENOTDIR, f"{part} is not a folder (links are not followed)")
+            fds.append(os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fds[-1]))
+        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=fds[-1])
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(content)
+            if force:
+                os.replace(tmp, name, src_dir_fd=fds[-1], dst_dir_fd=fds[-1])
+            else:  # a link fails if the name was taken since the check: never over a file
+                os.link(tmp, name, src_dir_fd=fds[-1], dst_dir_fd=fds[-1], follow_symlinks=False)
+                os.unlink(tmp, dir_fd=fds[-1])
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=fds[-1])
+            except OSError:
+                pass
+            raise
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def source_resource(data: bytes, name: str, *, packaged: bool) -> ir.Resource:
+    """The input document as a resource, for source pointers: embedded by path in a package,
+    otherwise referenced by its size and digest (the bytes stay where they are)."""
+    digest = hashlib.sha256(data).hexdigest()
+    base = Path(name).name
+    path = f"source/{base}" if base and path_problem(base) is None else "source/input.json"
+    res = ir.Resource(id=f"source-{digest[:12]}", media_type="application/json", purpose="source",
+                      availability="embedded" if packaged else "unavailable", name=base or ir.UNSET,
+                      bytes=len(data), sha256=digest)
+    if packaged:
+        res.path = path
+    else:
+        res.explanation = ("The document this session was converted from, referenced by its size and SHA-256; "
+                           "its bytes are not carried (write a package to carry them).")
+    return res
