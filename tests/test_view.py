@@ -362,12 +362,12 @@ def test_a_package_is_read_in_memory_and_its_image_previewed(tmp_path):
     assert res.exit_code == 0 and (tmp_path / "p.html").read_text() == session_page(data, str(path))
 
 
-def test_a_file_whose_digest_differs_from_its_resource_is_not_previewed():
+def test_a_package_whose_files_differ_from_their_resources_is_refused():
     doc = json.loads((ROOT / "corpus/asif/image-and-document.session.json").read_bytes())
     members = {"session.json": json.dumps(doc).encode(), "assets/color-grid.png": _png(),
                "assets/meeting-notes.pdf": b"%PDF"}
-    html = session_page(_package(members), "p.zip")  # the example's digests name other bytes
-    assert "data:image/png" not in html
+    with pytest.raises(InvalidInput, match="/session.json/resources/0/bytes: declares"):
+        session_page(_package(members), "p.zip")  # the example's digests name other bytes: not its package
 
 
 @pytest.mark.parametrize("case", ["compressed", "climbing", "digest", "unlisted", "no-manifest", "size", "not-zip"])

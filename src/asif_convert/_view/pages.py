@@ -7,10 +7,10 @@ from typing import Any
 from asif_convert._compare import differences
 from asif_convert._errors import InvalidInput, Problem
 from asif_convert._limits import Limits
+from asif_convert._package import is_package, read_package
 from asif_convert._pipeline import convert, load
 from asif_convert._view._diff import align, change_rows, header
 from asif_convert._view._html import render
-from asif_convert._view._package import is_package, read_package
 from asif_convert._view._session import session_model
 from asif_convert.plugin import Options
 
