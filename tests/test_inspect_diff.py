@@ -125,3 +125,22 @@ def test_library_loss_policy():
     with pytest.raises(LossPolicyError) as caught:
         convert(OPENAI.read_bytes(), to="asif", options=Options(fail_on=frozenset({"dialect_split"})))
     assert caught.value.counts == {"dialect_split": 1}
+
+
+def test_diff_of_deeply_nested_documents_that_differ_is_a_clear_refusal(tmp_path):
+    """deepdiff recurses per level: documents within --max-depth can still be too deep for it.
+    That is a limit of diff (exit 1, said plainly), never an internal error."""
+    def export(leaf: str) -> bytes:
+        doc = json.loads(CONTINUITY_FILES[1].read_text())
+        nested: object = leaf
+        for _ in range(240):
+            nested = [nested]
+        doc["messages"][0]["content_json"] = nested
+        return json.dumps(doc).encode()
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_bytes(export("x"))
+    b.write_bytes(export("y"))
+    res = CliRunner().invoke(app, ["diff", str(a), str(b)])
+    assert res.exit_code == 1, res.output
+    assert "nested too deeply for diff" in res.stderr and "internal error" not in res.stderr

@@ -10,6 +10,8 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
+from asif_convert._errors import InvalidInput, Problem
+
 # collection -> the field that identifies its records, per format
 RECORD_KEYS = {
     "asif": {"participants": "id", "events": "id", "branches": "id", "executions": "id", "contexts": "id",
@@ -39,7 +41,12 @@ _CHANGES = {"dictionary_item_added": "added", "iterable_item_added": "added",
 
 def differences(a: dict[str, Any], b: dict[str, Any], fmt: str) -> list[dict[str, Any]]:
     """Each difference as {path: [steps], change: added|removed|changed|type_changed, old?, new?}."""
-    diff = DeepDiff(keyed(a, fmt), keyed(b, fmt), ignore_order=False, view="tree")
+    try:
+        diff = DeepDiff(keyed(a, fmt), keyed(b, fmt), ignore_order=False, view="tree")
+    except RecursionError:  # deepdiff recurses per level; our limits allow deeper documents than it can walk
+        raise InvalidInput([Problem(rule="limit", path="", message=(
+            "the documents differ somewhere nested too deeply for diff to walk (a few hundred levels); "
+            "compare the parts that differ, or convert and validate instead"))], "<diff>") from None
     out = []
     for kind, items in diff.items():
         change = _CHANGES.get(kind, kind)
