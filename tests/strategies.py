@@ -118,9 +118,10 @@ def continuity_exports(draw: st.DrawFn, broken: bool = False) -> dict[str, Any]:
 
     if listed:
         branches = []
+        ancestry = draw(st.permutations(branch_pool))  # parents come earlier here: no parent cycles
         for bid in branch_pool:
             b: dict[str, Any] = {"branch_id": bid, "session_id": sid}
-            others = [x for x in branch_pool if x != bid]
+            others = ancestry[:ancestry.index(bid)]
             parent = draw(optional(st.sampled_from(others), nullable=True) if others else optional(st.none()))
             _put(b, "parent_branch_id", parent)
             b.update(name=draw(nonempty_text), status=draw(st.sampled_from(["active", "paused", "archived"])),
@@ -215,6 +216,8 @@ def _break(draw: st.DrawFn, doc: dict[str, Any]) -> None:
     options = ["session_id", "active_branch", "checkpoint_parent"]
     if doc.get("branches"):
         options += ["record_branch", "parent_branch"]
+    if len({b["branch_id"] for b in doc.get("branches") or ()}) > 1:
+        options.append("parent_cycle")
     if len(doc["messages"]) > 1 or len(doc["events"]) > 1:
         options.append("duplicate")
     how = draw(st.sampled_from(options))
@@ -237,6 +240,10 @@ def _break(draw: st.DrawFn, doc: dict[str, Any]) -> None:
     elif how == "parent_branch":
         b = draw(st.sampled_from(doc["branches"]))
         b["parent_branch_id"] = draw(st.sampled_from([b["branch_id"], "unlisted-branch"]))
+    elif how == "parent_cycle":  # each branch's parent is the next one's: a loop through all of them
+        ring = doc["branches"]
+        for k, b in enumerate(ring):
+            b["parent_branch_id"] = ring[(k + 1) % len(ring)]["branch_id"]
     else:
         coll, field = ("messages", "message_id") if len(doc["messages"]) > 1 else ("events", "event_id")
         doc[coll][1][field] = doc[coll][0][field]

@@ -15,7 +15,8 @@ from asif_convert._formats.continuity import NAMESPACE, reader, residual, writer
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_table
 from asif_convert._validation.continuity import referential_problems
-from asif_convert._validation.schemas import CONTINUITY_SCHEMA, schema_problems
+from asif_convert._validation.schemas import ASIF_SCHEMA, CONTINUITY_SCHEMA, schema_problems
+from asif_convert._validation.semantic import check_semantics
 from asif_convert.plugin import Context
 
 READ_TABLE = "continuity-to-asif"  # the losses of reading an export
@@ -29,6 +30,9 @@ _RECORDS = {"events": "id", "participants": "id", "branches": "id", "executions"
 _REF_TYPES = {"events": "event", "participants": "participant", "branches": "branch", "executions": "execution",
               "contexts": "context", "configurations": "configuration", "tools": "tool", "resources": "resource",
               "environments": "environment", "checkpoints": "checkpoint"}
+
+
+_FOREIGN = "(additional properties)"
 
 
 class ContinuityFormat:
@@ -56,13 +60,19 @@ class ContinuityFormat:
         restored = _plain_read(codec, raw, travelled, ledger)
         if diff is None:
             return restored
-        return codec.load_document(patch.apply(codec.dump_document(restored), diff))
+        patched = _patched(codec, restored, diff, ctx.options.validate)
+        if patched is None:  # a residual that does not fit this export is foreign: read it as data
+            return _plain_read(codec, doc, [], ctx.ledger(READ_TABLE))
+        return patched
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
         codec = codec_for(ctx.namespaces)
-        export = writer.write(doc, codec)
-        plain = _plain_read(codec, export, [], Ledger(load_table(READ_TABLE)))
         ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
+        # A continuity state that is not of its declared shape is foreign: carried like any
+        # property continuity has no field for.
+        export = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid))
+        plain = _plain_read(codec, export, [], Ledger(load_table(READ_TABLE)))
+        doc = _first_release_forks(codec, doc, plain, export)
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours.
         base_losses = [codec.dump(loss) for loss in plain.losses]
@@ -92,9 +102,52 @@ def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any
                 out.setdefault("{}", {})[name] = sub
     return out or None
 
+_FORK_LOSSES = ("translation:fork-point-inferred", "translation:fork-point-unknown")
+
+
+def _first_release_forks(codec: Codec, doc: ir.Document, plain: ir.Document, export: dict[str, Any]) -> ir.Document:
+    """``doc`` with the fork points the first release inferred (from messages and events alike)
+    replaced by today's inference, when its forks and fork losses are exactly the first
+    release's: they carry nothing continuity does not say, and its documents convert back
+    exactly. Any other fork point is the document's own and travels in the residual."""
+    forks = {b.id: b.fork for b in doc.branches}
+    if forks == {b.id: b.fork for b in plain.branches}:
+        return doc
+    ledger = Ledger(load_table(READ_TABLE))
+    old = reader.read(export, reader.canonical_digest(export), ledger, codec, first_release_forks=True)
+    if forks != {b.id: b.fork for b in old.branches}:
+        return doc
+    old_losses = [loss for loss in ledger.losses() if loss.id in _FORK_LOSSES]
+    if [loss for loss in doc.losses if loss.id in _FORK_LOSSES] != old_losses:
+        return doc
+    new_forks = {b.id: b.fork for b in plain.branches}
+    branches = [msgspec.structs.replace(b, fork=new_forks.get(b.id, b.fork)) for b in doc.branches]
+    at = next((k for k, loss in enumerate(doc.losses) if loss.id in _FORK_LOSSES), len(doc.losses))
+    kept = [loss for loss in doc.losses if loss.id not in _FORK_LOSSES]
+    losses = kept[:at] + [loss for loss in plain.losses if loss.id in _FORK_LOSSES] + kept[at:]
+    return msgspec.structs.replace(doc, branches=branches, losses=losses)
+
+
+def _patched(codec: Codec, restored: ir.Document, diff: dict[str, Any], check: bool) -> ir.Document | None:
+    """The document the residual restores, or None when the patch does not apply to what the
+    export holds (it was edited, or belongs to another export) or restores an invalid session."""
+    try:
+        out = patch.apply(codec.dump_document(restored), diff)
+        if not isinstance(out, dict) or (check and _invalid(out)):
+            return None
+        return codec.load_document(out)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, msgspec.ValidationError):
+        return None
+
+
+def _invalid(doc: dict[str, Any]) -> bool:
+    problems = schema_problems(ASIF_SCHEMA, doc) or check_semantics(doc)
+    return any(p.severity == "error" for p in problems)
+
+
 def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger) -> ir.Document:
     doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec)
-    travelled = [codec.load_loss(loss) for loss in _resolved(travelled, doc)]
+    travelled = [codec.load_loss(loss) for loss in _merge_losses([], _resolved(travelled, doc))]
     ids = {loss.id for loss in travelled}
     doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]
     return doc
@@ -153,8 +206,13 @@ def _diff_records(a: list[Any], b: list[Any], key: str, dump: Any) -> dict[str, 
 
 
 def _merge_losses(first: list[dict[str, Any]], then: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    ids = {loss["id"] for loss in first}
-    return first + [loss for loss in then if loss["id"] not in ids]
+    """Both lists, a loss id at most once (the first wins): ASIF loss ids are unique."""
+    out, ids = [], set()
+    for loss in (*first, *then):
+        if loss["id"] not in ids:
+            ids.add(loss["id"])
+            out.append(loss)
+    return out
 
 
 def _table_key(path: tuple[str, ...], fields: dict[str, Any]) -> str:

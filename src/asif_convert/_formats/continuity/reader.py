@@ -53,10 +53,15 @@ class _Ids:
         return new
 
 
-def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec) -> ir.Document:
+def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
+         first_release_forks: bool = False) -> ir.Document:
     """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
-    parts and event bodies that an ASIF-born export carries."""
-    return _Reader(raw, digest, ledger, codec).document()
+    parts and event bodies that an ASIF-born export carries. ``first_release_forks`` infers fork
+    points as the first release did (from messages and events alike), to recognize the forks
+    of documents it wrote."""
+    reader = _Reader(raw, digest, ledger, codec)
+    reader.first_release_forks = first_release_forks
+    return reader.document()
 
 
 def canonical_digest(raw: dict[str, Any]) -> str:
@@ -86,6 +91,8 @@ class _Reader:
         self.tools: dict[str, None] = {}  # tool names seen in dialect content, in order
         self.resource_ids = _Ids()
         self.dialect_resources: list[ir.Resource] = []
+        self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
+        self.first_release_forks = False
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -325,6 +332,7 @@ class _Reader:
         if rec["text_content"] != "".join(texts):
             native["text_content"] = rec["text_content"]
         anchor.execution_id = self._execution(rec)
+        self.message_ids.add(anchor.id)
         branch = self._common(anchor, rec, "messages", "message_id", native)
         for ev in events[1:]:
             ev.time, ev.execution_id = anchor.time, anchor.execution_id
@@ -348,6 +356,7 @@ class _Reader:
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
         ev = ir.Event(id=eid, sequence=seq, actor_id=ROLE_ACTORS[role][0], provenance=_REPORTED,
                       body=ir.Message(role=role, parts=parts), execution_id=self._execution(rec))
+        self.message_ids.add(eid)
         self._common(ev, rec, "messages", "message_id", native)
         return ev
 
@@ -423,8 +432,10 @@ class _Reader:
         return out
 
     def _forks(self, branches: list[ir.Branch], events: list[ir.Event]) -> None:
-        """Turn parent_branch_id into a fork; the divergence point is inferred from sequences."""
-        seq_of = {ev.id: ev.native.get(NAMESPACE, {}).get("sequence") for ev in events}
+        """Turn parent_branch_id into a fork; the divergence point is inferred from the sequences
+        of messages only: events are numbered apart, so theirs say nothing about messages'."""
+        seq_of = {ev.id: ev.native[NAMESPACE].get("sequence") for ev in events
+                  if ev.id in self.message_ids or (self.first_release_forks and NAMESPACE in ev.native)}
         latest: dict[str, tuple[list[int], list[str]]] = {}  # parent -> sorted seqs, last record up to each
         for b in branches:
             native = b.native.get(NAMESPACE, {})

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from asif_convert._formats.continuity import state
+
 PROVIDER = "asif"
 LOSSES = "losses/1"
 RESIDUAL = "residual/1"
@@ -24,8 +26,13 @@ def split(raw: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], di
     states = raw.get("native_states")
     if not states or not any(_ours(s) for s in states):
         return raw, [], None
-    mine = {s["kind"]: s["payload"] for s in states if _ours(s)}
-    rest = [s for s in states if not _ours(s)]
+    mine: dict[str, Any] = {}
+    rest = []
+    for s in states:
+        if s["kind"] not in mine and _ours(s):  # a second entry of a kind is foreign
+            mine[s["kind"]] = s["payload"]
+        else:
+            rest.append(s)
     out = dict(raw)
     if rest or not any(p.get("native_states_added") for p in mine.values()):
         out["native_states"] = rest
@@ -50,6 +57,12 @@ def attach(export: dict[str, Any], kind: str, payload: dict[str, Any]) -> dict[s
     return out
 
 
-def _ours(state: dict[str, Any]) -> bool:
-    return (state.get("provider") == PROVIDER and state.get("kind") in (LOSSES, RESIDUAL)
-            and isinstance(state.get("payload"), dict))
+def _ours(entry: dict[str, Any]) -> bool:
+    """An entry this converter wrote, read back through its declared type: one of another shape
+    is foreign data and stays an ordinary native state."""
+    if entry.get("provider") != PROVIDER:
+        return False
+    kind = entry.get("kind")
+    if kind == LOSSES:
+        return state.losses_payload(entry.get("payload"))
+    return kind == RESIDUAL and state.residual_payload(entry.get("payload"))

@@ -7,13 +7,14 @@ left to the residual (see ``residual.py``), which is computed from the differenc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from asif_convert import ir
 from asif_convert._codec import Codec
-from asif_convert._formats.continuity import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects
+from asif_convert._formats.continuity import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects, state
 
 ROLES = ("user", "assistant", "tool")
 # the continuity-only fields a resource read from a native state or an artifact always carries
@@ -21,43 +22,54 @@ _STATE_FIELDS = {"provider", "kind", "portable"}
 _ARTIFACT_FIELDS = {"branch_id", "kind", "metadata", "created_at"}
 
 
-def write(doc: ir.Document, codec: Codec) -> dict[str, Any]:
-    return _Writer(doc, codec).export()
+def write(doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None]) -> dict[str, Any]:
+    """``foreign(ref_type, ref_id)`` is told of each node whose continuity state is not of the
+    declared shape: it is written as if it had none (the residual carries it verbatim)."""
+    return _Writer(doc, codec, foreign).export()
 
 
-def _nat(node: ir.Node) -> dict[str, Any] | None:
-    return node.native.get(NAMESPACE)
+# the type each node's continuity state is read back through, and how a loss names the node
+_STATES: dict[type, tuple[type[state._State], str | None]] = {
+    ir.Document: (state.DocumentState, None), ir.Session: (state.SessionState, None),
+    ir.Branch: (state.BranchState, "branch"), ir.Event: (state.EventState, "event"),
+    ir.Context: (state.ContextState, "context"), ir.Resource: (state.ResourceState, "resource"),
+}
+# the keys of a message's state that tie it to the events a dialect split it into
+_GROUP_KEYS = ("dialect", "template", "members", "role", "text_content")
 
 
 class _Writer:
-    def __init__(self, doc: ir.Document, codec: Codec) -> None:
+    def __init__(self, doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None]) -> None:
         self.doc = doc
         self.codec = codec
+        self.foreign = foreign
         self.sid = doc.session.id
+        self.states: dict[int, dict[str, Any] | None] = {}  # id(node) -> its well-typed state
+        self.events_by_id = {e.id: e for e in doc.events}
+        self.resources_by_id = {r.id: r for r in doc.resources}
+        self.groups: dict[str, tuple[str, str, Any]] = {}  # anchor event id -> (role, text, content_json)
+        self.grouped: set[str] = set()  # events a dialect split out of one message, but its anchor
+        for e in doc.events:
+            self._claim_group(e)
         # IR id -> continuity id, where a collision renamed it on the way in
-        self.branch_ids = {b.id: (_nat(b) or {}).get("branch_id", b.id) for b in doc.branches}
-        self.event_ids = {e.id: (_nat(e) or {}).get("id", e.id) for e in doc.events}
+        self.branch_ids = {b.id: (self._nat(b) or {}).get("branch_id", b.id) for b in doc.branches}
+        self.event_ids = {e.id: (self._nat(e) or {}).get("id", e.id) for e in doc.events}
         self.home: dict[str, str] = {}  # event id -> the first branch listing it
         for b in doc.branches:
             for eid in b.event_ids:
                 self.home.setdefault(eid, b.id)
-        self.events_by_id = {e.id: e for e in doc.events}
-        self.resources_by_id = {r.id: r for r in doc.resources}
-        # events that a dialect split out of one message, other than the first (which writes it)
-        self.grouped = {m for e in doc.events if "members" in (_nat(e) or {})
-                        for m in _member_ids(_nat(e)["members"]) if m != e.id}
 
     def export(self) -> dict[str, Any]:
         doc = self.doc
-        absent = set((_nat(doc) or {}).get("absent", ()))
+        absent = set((self._nat(doc) or {}).get("absent", ()))
         out: dict[str, Any] = {"format": "agent-continuity-export", "session": self.session()}
         if "branches" not in absent:
-            out["branches"] = [self.branch(b) for b in doc.branches if not (_nat(b) or {}).get("synthesized")]
+            out["branches"] = [self.branch(b) for b in doc.branches if not (self._nat(b) or {}).get("synthesized")]
         messages, events = [], []
         for e in doc.events:
             if e.id in self.grouped:
                 continue
-            if isinstance(e.body, ir.Message) or "members" in (_nat(e) or {}):
+            if isinstance(e.body, ir.Message) or "members" in (self._nat(e) or {}):
                 messages.append(self.message(e))
             else:
                 events.append(self.event(e))
@@ -65,7 +77,7 @@ class _Writer:
         out["checkpoints"] = [self.checkpoint(c) for c in doc.contexts]
         states, artifacts = [], []
         for r in doc.resources:  # only resources that came from the export have a continuity home
-            n = _nat(r) or {}
+            n = self._nat(r) or {}
             if r.purpose == "native" and _STATE_FIELDS <= n.keys() and (state := self.native_state(r, n)):
                 states.append(state)
             elif r.purpose == "artifact" and r.original_location is not ir.UNSET and _ARTIFACT_FIELDS <= n.keys():
@@ -79,7 +91,7 @@ class _Writer:
 
     def session(self) -> dict[str, Any]:
         s = self.doc.session
-        n = _nat(s) or {}
+        n = self._nat(s) or {}
         first_branch = next(iter(self.branch_ids.values()), "main")
         out = {
             "session_id": s.id,
@@ -92,7 +104,7 @@ class _Writer:
         return out
 
     def branch(self, b: ir.Branch) -> dict[str, Any]:
-        n = _nat(b) or {}
+        n = self._nat(b) or {}
         out: dict[str, Any] = {"branch_id": self.branch_ids[b.id], "session_id": n.get("session_id", self.sid)}
         if b.fork is not ir.UNSET:
             out["parent_branch_id"] = self.branch_ids.get(b.fork.branch_id, b.fork.branch_id)
@@ -109,9 +121,9 @@ class _Writer:
         return out
 
     def message(self, ev: ir.Event) -> dict[str, Any]:
-        n = _nat(ev)
+        n = self._nat(ev)
         out = self._common(ev, n, "message_id")
-        group = self._group(ev, n)
+        group = self.groups.get(ev.id)
         role = group[0] if group else ev.body.role
         out["role"] = role if role in ROLES else "user"
         out["status"] = (n or {}).get("status", "complete")
@@ -126,7 +138,7 @@ class _Writer:
         return self._tail(ev, n, out)
 
     def event(self, ev: ir.Event) -> dict[str, Any]:
-        n = _nat(ev)
+        n = self._nat(ev)
         out = self._common(ev, n, "event_id")
         if n is None:
             out["sequence"] = ev.sequence + 1
@@ -147,7 +159,7 @@ class _Writer:
         return self._tail(ev, n, out)
 
     def checkpoint(self, ctx: ir.Context) -> dict[str, Any]:
-        n = _nat(ctx) or {}
+        n = self._nat(ctx) or {}
         out: dict[str, Any] = {
             "checkpoint_id": n.get("checkpoint_id", ctx.id),
             "session_id": n.get("session_id", self.sid),
@@ -191,19 +203,58 @@ class _Writer:
         out.update(metadata=n["metadata"], created_at=n["created_at"])
         return out
 
+    # -- the converter's own state, read back -----------------------------------------------
+
+    def _nat(self, node: ir.Node) -> dict[str, Any] | None:
+        """The node's continuity state when it is of the declared shape; None (and reported)
+        when it is foreign."""
+        key = id(node)
+        if key not in self.states:
+            value = node.native.get(NAMESPACE)
+            typed = None
+            if value is not None:
+                kind, ref_type = _STATES.get(type(node), (None, None))
+                typed = state.decode(value, kind) if kind is not None else None
+                if typed is None and kind is not None:
+                    self.foreign(ref_type, getattr(node, "id", None) if ref_type else None)
+            self.states[key] = typed
+        return self.states[key]
+
+    def _claim_group(self, ev: ir.Event) -> None:
+        """Check the message a dialect split into events: every member present, of its kind,
+        claimed once, and the template filled; else its group keys are foreign."""
+        n = self._nat(ev)
+        if n is None or "members" not in n:
+            return
+        members = n["members"]
+        ids = _member_ids(members)
+        group = None
+        if (ev.id in ids and len(set(ids)) == len(ids) and not self.grouped.intersection(ids)
+                and not any(i in self.groups for i in ids) and "template" in n
+                and (members["msg"] is not None or "role" in n)):
+            group = self._group(ev, n)
+        if group is None:
+            self.states[id(ev)] = {k: v for k, v in n.items() if k not in _GROUP_KEYS}
+            self.foreign("event", ev.id)
+            return
+        self.groups[ev.id] = group
+        self.grouped.update(i for i in ids if i != ev.id)
+
     # -- helpers ----------------------------------------------------------------------------
 
-    def _group(self, ev: ir.Event, n: dict[str, Any] | None) -> tuple[str, str, Any] | None:
+    def _group(self, ev: ir.Event, n: dict[str, Any]) -> tuple[str, str, Any] | None:
         """(role, text_content, content_json) of a message a dialect split into events, rebuilt
-        from those events; None when it was not split (or an edit removed one of its events)."""
-        members = (n or {}).get("members")
-        if members is None:
-            return None
+        from those events; None when they no longer fit its template (an edit removed one)."""
+        members = n["members"]
         try:
             events = {k: [self.events_by_id[i] for i in members[k]] for k in ("call", "result")}
             message = self.events_by_id[members["msg"]] if members["msg"] else None
             resources = [self.resources_by_id[r] for r in members["res"]]
         except KeyError:
+            return None
+        if (message is not None and not isinstance(message.body, ir.Message)) \
+                or not all(isinstance(e.body, ir.ToolCall) for e in events["call"]) \
+                or not all(isinstance(e.body, ir.ToolResult) for e in events["result"]):
             return None
         pieces = {
             "msg": [self.codec.dump_body(message.body)] if message else [],
@@ -213,8 +264,12 @@ class _Writer:
         }
         group = ([message] if message else []) + events["call"] + events["result"]
         texts = "".join(p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart))
-        role = n.get("role") or message.body.role
-        return role, n.get("text_content", texts), dialects.fill(n["template"], pieces)
+        role = n.get("role") or message.body.role  # type: ignore[union-attr]  # one of the two is there
+        try:
+            content = dialects.fill(n["template"], pieces)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None  # a placeholder that names no piece
+        return role, n.get("text_content", texts), content
 
     def _time(self, event_id: str) -> str | None:
         ev = self.events_by_id.get(event_id)
