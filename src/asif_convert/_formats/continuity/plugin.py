@@ -53,16 +53,16 @@ class ContinuityFormat:
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
         codec = codec_for(ctx.namespaces)
-        raw, travelled, diff = residual.split(doc)
+        raw, travelled, diff, carried = residual.split(doc)
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
-        restored = _plain_read(codec, raw, travelled, ledger)
+        restored = _plain_read(codec, raw, travelled, ledger, carried)
         if diff is None:
             return restored
         patched = _patched(codec, restored, diff, ctx.options.validate)
         if patched is None:  # a residual that does not fit this export is foreign: read it as data
-            return _plain_read(codec, doc, [], ctx.ledger(READ_TABLE))
+            return _plain_read(codec, doc, [], ctx.ledger(READ_TABLE), carried)
         return patched
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
@@ -70,8 +70,13 @@ class ContinuityFormat:
         ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
         # A continuity state that is not of its declared shape is foreign: carried like any
         # property continuity has no field for.
-        export = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid))
-        plain = _plain_read(codec, export, [], Ledger(load_table(READ_TABLE)))
+        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid))
+        plain_ledger = Ledger(load_table(READ_TABLE))
+        plain = _plain_read(codec, export, [], plain_ledger, residual.Carried(carried))
+        if carried:  # listed apart from the records: nothing in a record marks it as ASIF data
+            export = residual.attach(export, residual.CARRIED, carried)
+        doc = _first_release_losses(doc, plain, plain_ledger)
+        doc = _first_release_templates(doc, plain)
         doc = _first_release_forks(codec, doc, plain, export)
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours.
@@ -102,6 +107,44 @@ def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any
                 out.setdefault("{}", {})[name] = sub
     return out or None
 
+def _first_release_losses(doc: ir.Document, plain: ir.Document, ledger: Ledger) -> ir.Document:
+    """``doc`` with each loss that is exactly as the first release wrote it for this export
+    (listing every record that carries a field kept on it) replaced by today's form of it, so
+    that its documents convert back exactly; any other loss is the document's own."""
+    old = {loss.id: loss for loss in ledger.first_release_losses()}
+    new = {loss.id: loss for loss in plain.losses}
+    if not any(old[i] != new[i] for i in old):
+        return doc
+    losses = [new[loss.id] if old.get(loss.id) == loss and loss.id in new else loss for loss in doc.losses]
+    return msgspec.structs.replace(doc, losses=losses) if losses != doc.losses else doc
+
+
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content")
+
+
+def _first_release_templates(doc: ir.Document, plain: ir.Document) -> ir.Document:
+    """``doc`` with the first release's state of each split message (a template of its
+    content_json, with its members) replaced by today's (a difference from the rendering),
+    which the export just written from that template says exactly: a representation of the
+    same content, not data of the document's own."""
+    if not any("template" in (e.native.get(NAMESPACE) or {}) for e in doc.events
+               if isinstance(e.native.get(NAMESPACE), dict)):
+        return doc
+    today = {e.id: e.native.get(NAMESPACE) for e in plain.events}
+    events = []
+    for ev in doc.events:
+        old, new = ev.native.get(NAMESPACE), today.get(ev.id)
+        if (isinstance(old, dict) and "template" in old and isinstance(new, dict) and "dialect" in new
+                and _without_group(old) == _without_group(new)):
+            ev = msgspec.structs.replace(ev, native={**ev.native, NAMESPACE: new})
+        events.append(ev)
+    return msgspec.structs.replace(doc, events=events)
+
+
+def _without_group(state: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in state.items() if k not in _GROUP_KEYS or k == "text_content"}
+
+
 _FORK_LOSSES = ("translation:fork-point-inferred", "translation:fork-point-unknown")
 
 
@@ -114,10 +157,11 @@ def _first_release_forks(codec: Codec, doc: ir.Document, plain: ir.Document, exp
     if forks == {b.id: b.fork for b in plain.branches}:
         return doc
     ledger = Ledger(load_table(READ_TABLE))
-    old = reader.read(export, reader.canonical_digest(export), ledger, codec, first_release_forks=True)
+    raw, _, _, carried = residual.split(export)
+    old = reader.read(raw, reader.canonical_digest(raw), ledger, codec, carried, first_release_forks=True)
     if forks != {b.id: b.fork for b in old.branches}:
         return doc
-    old_losses = [loss for loss in ledger.losses() if loss.id in _FORK_LOSSES]
+    old_losses = [loss for loss in ledger.first_release_losses() if loss.id in _FORK_LOSSES]
     if [loss for loss in doc.losses if loss.id in _FORK_LOSSES] != old_losses:
         return doc
     new_forks = {b.id: b.fork for b in plain.branches}
@@ -145,8 +189,9 @@ def _invalid(doc: dict[str, Any]) -> bool:
     return any(p.severity == "error" for p in problems)
 
 
-def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger) -> ir.Document:
-    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec)
+def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger,
+                carried: residual.Carried) -> ir.Document:
+    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, carried)
     travelled = [codec.load_loss(loss) for loss in _merge_losses([], _resolved(travelled, doc))]
     ids = {loss.id for loss in travelled}
     doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]

@@ -24,9 +24,12 @@ from asif_convert._formats.continuity import (
     SOURCE_PRODUCER,
     dialects,
     placeholders,
+    state,
 )
 from asif_convert._formats.continuity.coverage import coverage
+from asif_convert._formats.continuity.dialects import difference
 from asif_convert._formats.continuity.ordering import merge
+from asif_convert._formats.continuity.residual import Carried
 from asif_convert._ledger import Ledger
 from asif_convert._validation.schemas import is_asif_event
 from asif_convert._version import __version__
@@ -53,7 +56,7 @@ class _Ids:
         return new
 
 
-def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
+def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec, carried: Carried | None = None,
          first_release_forks: bool = False) -> ir.Document:
     """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
     parts and event bodies that an ASIF-born export carries. ``first_release_forks`` infers fork
@@ -61,6 +64,7 @@ def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
     of documents it wrote."""
     reader = _Reader(raw, digest, ledger, codec)
     reader.first_release_forks = first_release_forks
+    reader.listed = carried or Carried()
     return reader.document()
 
 
@@ -92,7 +96,9 @@ class _Reader:
         self.resource_ids = _Ids()
         self.dialect_resources: list[ir.Resource] = []
         self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
+        self.groups: dict[str, dict[str, Any]] = {}  # split messages' members, by first event
         self.first_release_forks = False
+        self.listed = Carried()  # the records the writer listed as carrying ASIF data
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -186,6 +192,11 @@ class _Reader:
             tools=tools,
             checkpoints=checkpoints,
         )
+        by_id = {ev.id: ev for ev in events}
+        for anchor, members in self.groups.items():
+            found = dialects.members(anchor, by_id)
+            if found != {k: members[k] for k in ("msg", "call", "result")}:
+                by_id[anchor].native[NAMESPACE]["members"] = {k: members[k] for k in ("msg", "call", "result")}
         if self.carried:  # only ASIF records carried in the export can reference what it lacks
             placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
         absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
@@ -325,9 +336,15 @@ class _Reader:
         anchor = events[0]
         native = self._native(rec, ("event", anchor.id), "messages",
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
-        native.update(dialect=split.dialect, template=split.template, members=members)
-        if split.parts is None:
-            native["role"] = role
+        native["dialect"] = split.dialect
+        if split.options:
+            native["style"] = split.options
+        difference = self._difference(rec, role, split, events, members)
+        if difference is not None:
+            native["diff"] = difference
+        self.groups[anchor.id] = members  # stored only when the writer would not find them by id
+        if split.parts is None and role != ("assistant" if split.calls else "tool"):
+            native["role"] = role  # the record's role, where the events do not imply it
         texts = [p.text for ev in events for p in ir.parts_of(ev.body) if isinstance(p, ir.TextPart)]
         if rec["text_content"] != "".join(texts):
             native["text_content"] = rec["text_content"]
@@ -340,10 +357,25 @@ class _Reader:
         self.ledger.add("+dialects", "event", anchor.id)
         return events
 
+    def _difference(self, rec: dict[str, Any], role: str, split: dialects.Split, events: list[ir.Event],
+                    members: dict[str, Any]) -> dict[str, Any] | None:
+        """What makes the record's content_json differ from the dialect's rendering of its pieces."""
+        by_id = {ev.id: ev for ev in events}
+        msg = by_id[members["msg"]].body if members["msg"] else None
+        pieces = dialects.Pieces(
+            role=role,
+            parts=[self.codec.dump_part(p) for p in ir.parts_of(msg)] if msg is not None else [],
+            calls=[self.codec.dump_body(by_id[i].body) for i in members["call"]],
+            results=[self.codec.dump_body(by_id[i].body) for i in members["result"]],
+            resources={r.id: self.codec.dump(r) for r in split.resources},
+        )
+        return difference.diff(dialects.render(split.dialect, pieces, split.options), rec["content_json"])
+
     def _plain_message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
         role = rec["role"]
         content = rec.get("content_json")
-        if isinstance(content, dict) and content.keys() == {ASIF_PARTS} and isinstance(content[ASIF_PARTS], list):
+        if self.listed.message(rec["message_id"]) and isinstance(content, dict) \
+                and content.keys() == {ASIF_PARTS} and state.asif_parts(content[ASIF_PARTS]):
             # parts written by the continuity writer for an ASIF message with no continuity shape
             parts = [self.codec.load_part(p) for p in content[ASIF_PARTS]]
             self.carried = True
@@ -377,7 +409,7 @@ class _Reader:
         """The ASIF event an ``asif.<kind>`` record carries whole in its payload (as the
         continuity writer puts it), when the payload really is one."""
         kind = rec["event_type"].removeprefix("asif.")
-        if kind == rec["event_type"] or kind == "message":
+        if kind == rec["event_type"] or kind == "message" or not self.listed.event(rec["event_id"]):
             return None
         raw = {**rec["payload"], "id": eid, "sequence": seq, "kind": kind}
         if not is_asif_event(raw) or any(k in raw for k in ("time", "execution_id")) or not self._bound(raw):

@@ -16,6 +16,7 @@ import jsonschema_rs
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
+from asif_convert._formats.continuity.dialects.difference import Difference
 from asif_convert._validation.schemas import ASIF_SCHEMA, load_schema
 
 NonEmpty = Annotated[str, Meta(min_length=1)]
@@ -45,11 +46,25 @@ class BranchState(_State):
     synthesized: bool | UnsetType = UNSET
 
 
-class Members(_State, omit_defaults=False):
+class Members(_State):
     msg: NonEmpty | None
     call: list[NonEmpty]
     result: list[NonEmpty]
-    res: list[NonEmpty]
+    res: list[NonEmpty] | UnsetType = UNSET  # the first release's: resources named by the template
+
+
+class Style(_State):
+    """A dialect's rendering options (see ``dialects``)."""
+
+    w: Literal[1] | UnsetType = UNSET  # anthropic: a message object around the blocks
+    o: Annotated[str, Meta(pattern="^[pcr]+$")] | UnsetType = UNSET  # anthropic: block order
+    l: list[Count] | UnsetType = UNSET  # noqa: E741  # anthropic: results whose content is a block list
+    e: list[Count] | UnsetType = UNSET  # anthropic: results that say is_error: false
+    p: Literal[1] | UnsetType = UNSET  # openai: one text part written as a list
+    a: Literal["spaced"] | UnsetType = UNSET  # openai: argument strings with spaces
+    r: Count | UnsetType = UNSET  # openai: the part that is the message's refusal
+    q: list[Count] | UnsetType = UNSET  # openai: refusal parts of the content list
+    f: Literal[1] | UnsetType = UNSET  # openai: the last call is a legacy function_call
 
 
 class EventState(_State):
@@ -64,8 +79,10 @@ class EventState(_State):
     sha256: NonEmpty | UnsetType = UNSET
     run_id: None | UnsetType = UNSET
     branch_id_absent: Literal[True] | UnsetType = UNSET
-    dialect: NonEmpty | UnsetType = UNSET
-    template: Any = UNSET
+    dialect: Literal["anthropic-messages", "openai-chat"] | UnsetType = UNSET
+    style: Style | UnsetType = UNSET
+    diff: Difference | UnsetType = UNSET
+    template: Any = UNSET  # the first release's form of a dialect message
     members: Members | UnsetType = UNSET
     role: Literal["user", "assistant", "tool"] | UnsetType = UNSET
     text_content: str | UnsetType = UNSET
@@ -158,3 +175,29 @@ def losses_payload(value: Any) -> bool:
     except msgspec.ValidationError:
         return False
     return all(_asif_loss().is_valid(loss) for loss in payload.losses)
+
+
+class CarriedPayload(Struct, forbid_unknown_fields=True):
+    messages: list[NonEmpty] | UnsetType = UNSET
+    events: list[NonEmpty] | UnsetType = UNSET
+    native_states_added: bool | UnsetType = UNSET
+
+
+def carried_payload(value: Any) -> bool:
+    try:
+        msgspec.convert(value, CarriedPayload)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+@cache
+def _asif_part() -> Any:
+    schema = load_schema(ASIF_SCHEMA)
+    return jsonschema_rs.validator_for({"$schema": schema["$schema"], "$defs": schema["$defs"],
+                                        "$ref": "#/$defs/part"})
+
+
+def asif_parts(value: Any) -> bool:
+    """Whether ``value`` is a list of structurally valid ASIF parts."""
+    return isinstance(value, list) and all(_asif_part().is_valid(p) for p in value)
