@@ -234,3 +234,14 @@ def test_a_legacy_function_call_is_a_tool_call_and_an_edit_of_it_travels():
     call["data"]["arguments"] = {"city": "Lyon"}
     assert back(asif)["messages"][0]["content_json"]["function_call"] == {"name": "weather",
                                                                          "arguments": '{"city":"Lyon"}'}
+
+
+def test_values_the_writer_implies_are_left_out():
+    doc = export(("user", {"role": "user", "content": "one"}), ("user", {"role": "user", "content": "two"}))
+    doc["messages"][1]["status"] = "partial"
+    doc["messages"][1]["sequence"] = 7
+    asif = to_asif(doc)
+    states = [e["extensions"][NS] for e in asif["events"]]
+    assert "status" not in states[0] and "sequence" not in states[0]  # complete, first in messages
+    assert (states[1]["status"], states[1]["sequence"]) == ("partial", 7)
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}

@@ -76,7 +76,7 @@ class ContinuityFormat:
         if carried:  # listed apart from the records: nothing in a record marks it as ASIF data
             export = residual.attach(export, residual.CARRIED, carried)
         doc = _first_release_losses(doc, plain, plain_ledger)
-        doc = _first_release_templates(doc, plain)
+        doc = _implied_state(doc, plain)
         doc = _first_release_forks(codec, doc, plain, export)
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours.
@@ -122,23 +122,28 @@ def _first_release_losses(doc: ir.Document, plain: ir.Document, ledger: Ledger) 
 _GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content")
 
 
-def _first_release_templates(doc: ir.Document, plain: ir.Document) -> ir.Document:
-    """``doc`` with the first release's state of each split message (a template of its
-    content_json, with its members) replaced by today's (a difference from the rendering),
-    which the export just written from that template says exactly: a representation of the
-    same content, not data of the document's own."""
-    if not any("template" in (e.native.get(NAMESPACE) or {}) for e in doc.events
-               if isinstance(e.native.get(NAMESPACE), dict)):
-        return doc
+def _implied_state(doc: ir.Document, plain: ir.Document) -> ir.Document:
+    """``doc`` with each event's continuity state replaced by today's form of it, where the two
+    say the same of the export just written: the first release's state of a split message (a
+    template of its content_json, with its members) against today's (a difference from the
+    rendering), and values the writer implies (a message's status ``complete``, its sequence
+    when it is its position) written out against left out. Not data of the document's own."""
     today = {e.id: e.native.get(NAMESPACE) for e in plain.events}
-    events = []
+    events, changed = [], False
     for ev in doc.events:
         old, new = ev.native.get(NAMESPACE), today.get(ev.id)
-        if (isinstance(old, dict) and "template" in old and isinstance(new, dict) and "dialect" in new
-                and _without_group(old) == _without_group(new)):
+        if isinstance(old, dict) and isinstance(new, dict) and old != new and _same_state(old, new):
             ev = msgspec.structs.replace(ev, native={**ev.native, NAMESPACE: new})
+            changed = True
         events.append(ev)
-    return msgspec.structs.replace(doc, events=events)
+    return msgspec.structs.replace(doc, events=events) if changed else doc
+
+
+def _same_state(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    said = {k: v for k, v in old.items() if not (k in ("status", "sequence") and k not in new)}
+    if "template" in said and "dialect" in new:
+        return _without_group(said) == _without_group(new)
+    return said == new
 
 
 def _without_group(state: dict[str, Any]) -> dict[str, Any]:

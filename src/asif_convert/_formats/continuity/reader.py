@@ -98,16 +98,28 @@ class _Reader:
         self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
         self.groups: dict[str, dict[str, Any]] = {}  # split messages' members, by first event
         self.first_release_forks = False
+        self.positions = {"messages": 0}  # records read so far
+        self.record_seq: dict[str, Any] = {}  # IR event id -> its record's sequence
         self.listed = Carried()  # the records the writer listed as carrying ASIF data
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _native(self, rec: dict[str, Any], ref: tuple[str, str], coll: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        """Copy continuity-only fields (those present) verbatim, reporting each as a loss of meaning."""
+        """Copy continuity-only fields (those present) verbatim, reporting each as a loss of meaning.
+        A value the writer implies is left out: a message's status ``complete`` and a message's
+        ``sequence`` that is its position in the messages array (counting from 1). An event's
+        sequence is optional in continuity: it is always kept, so that absent stays absent."""
         out = {}
+        implied: dict[str, Any] = {}
+        if coll == "messages":
+            self.positions[coll] += 1
+            implied = {"status": "complete", "sequence": self.positions[coll]}
+        if coll in ("messages", "events"):
+            self.record_seq[ref[1]] = rec.get("sequence")
         for k in keys:
             if k in rec:
-                out[k] = rec[k]
+                if k not in implied or type(rec[k]) is not type(implied[k]) or rec[k] != implied[k]:
+                    out[k] = rec[k]
                 self.ledger.add(f"{coll}[].{k}", *ref)
         if rec["session_id"] != self.sid:
             out["session_id"] = rec["session_id"]
@@ -466,7 +478,7 @@ class _Reader:
     def _forks(self, branches: list[ir.Branch], events: list[ir.Event]) -> None:
         """Turn parent_branch_id into a fork; the divergence point is inferred from the sequences
         of messages only: events are numbered apart, so theirs say nothing about messages'."""
-        seq_of = {ev.id: ev.native[NAMESPACE].get("sequence") for ev in events
+        seq_of = {ev.id: self.record_seq.get(ev.id) for ev in events
                   if ev.id in self.message_ids or (self.first_release_forks and NAMESPACE in ev.native)}
         latest: dict[str, tuple[list[int], list[str]]] = {}  # parent -> sorted seqs, last record up to each
         for b in branches:

@@ -51,6 +51,7 @@ class _Writer:
         self.sid = doc.session.id
         self.states: dict[int, dict[str, Any] | None] = {}  # id(node) -> its well-typed state
         self.carried: dict[str, list[str]] = {"messages": [], "events": []}  # records holding ASIF data
+        self.written = {"messages": 0}  # records written so far
         self.events_by_id = {e.id: e for e in doc.events}
         self.resources_by_id = {r.id: r for r in doc.resources}
         self.groups: dict[str, tuple[str, str, Any]] = {}  # anchor event id -> (role, text, content_json)
@@ -142,7 +143,9 @@ class _Writer:
         for key in ("provider_message_id", "idempotency_key"):
             if n and key in n:
                 out[key] = n[key]
-        out["sequence"] = (n or {}).get("sequence", ev.sequence + 1)
+        self.written["messages"] += 1
+        # a record's own sequence; left out when it is its position; none for an ASIF message
+        out["sequence"] = n.get("sequence", self.written["messages"]) if n is not None else ev.sequence + 1
         return self._tail(ev, n, out)
 
     def event(self, ev: ir.Event) -> dict[str, Any]:
