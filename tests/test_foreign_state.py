@@ -245,6 +245,8 @@ def test_a_foreign_residual_is_an_ordinary_native_state(payload):
 
 @pytest.mark.parametrize("payload", [
     {"losses": "x"}, {"losses": [{"id": "only-an-id"}]}, {"losses": [], "more": 1},
+    {"ours": {"kind": "dropped", "fields": {"no such field": []}}},
+    {"ours": {"kind": "lost", "fields": {}}}, {"ours": {"kind": "dropped", "fields": {"capture.id": [["", "x"]]}}},
 ], ids=str)
 def test_foreign_travelled_losses_are_an_ordinary_native_state(payload):
     example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
@@ -258,8 +260,8 @@ def test_foreign_travelled_losses_are_an_ordinary_native_state(payload):
 def test_travelled_losses_with_one_id_twice_come_back_once():
     example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
     export = convert(example.read_bytes(), to="continuity", options=Options(residual=False)).document
-    losses = _asif_state(export, "losses/1")["payload"]["losses"]
-    losses.append(copy.deepcopy(losses[0]))
+    loss = {"id": "vendor:twice", "stage": "capture", "kind": "vendor", "scope": "tools", "explanation": "said twice"}
+    _asif_state(export, "losses/1")["payload"]["losses"] += [loss, {**loss, "explanation": "and again"}]
     back = convert(encode(export), to="asif").document
     ids = [loss["id"] for loss in back["losses"]]
     assert len(ids) == len(set(ids))

@@ -33,6 +33,11 @@ class Ledger:
             self._built = self._build()
         return list(self._built)
 
+    def compact(self) -> dict[str, list[list[str]]]:
+        """The losses as ``{key: [[type, id], ...]}``: with the same table and kind, ``add``
+        rebuilds them exactly (how a conversion's own losses travel in a few bytes)."""
+        return {key: [[t, i] for t, i in refs] for key, refs in self._refs.items()}
+
     def first_release_losses(self) -> list[ir.Loss]:
         """The same losses as the first release wrote them (every record listed), to recognize
         them in the documents it wrote."""

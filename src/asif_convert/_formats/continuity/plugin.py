@@ -53,7 +53,8 @@ class ContinuityFormat:
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
         codec = codec_for(ctx.namespaces)
-        raw, travelled, diff, carried = residual.split(doc)
+        raw, losses, diff, carried = residual.split(doc)
+        travelled = losses.get("losses", []) + _own_losses(codec, losses.get("ours"))
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
@@ -81,10 +82,13 @@ class ContinuityFormat:
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours.
         base_losses = [codec.dump(loss) for loss in plain.losses]
-        travelled = [d for d in (codec.dump(loss) for loss in doc.losses) if d not in base_losses]
-        travelled += [codec.dump(loss) for loss in ledger.losses()]
-        if travelled:
-            export = residual.attach(export, residual.LOSSES, {"losses": travelled})
+        own = [d for d in (codec.dump(loss) for loss in doc.losses) if d not in base_losses]
+        travelled = own + [codec.dump(loss) for loss in ledger.losses()]
+        if travelled:  # ours by table key and records: the table says the rest on the way back
+            payload: dict[str, Any] = {"losses": own}
+            if ledger.losses():
+                payload["ours"] = {"kind": ledger.kind, "fields": ledger.compact()}
+            export = residual.attach(export, residual.LOSSES, payload)
         if ctx.options.residual:
             plain.losses = [codec.load_loss(d) for d in _merge_losses(_resolved(travelled, plain), base_losses)]
             diff = _diff(codec, plain, doc)  # against what read() will rebuild
@@ -175,6 +179,18 @@ def _first_release_forks(codec: Codec, doc: ir.Document, plain: ir.Document, exp
     kept = [loss for loss in doc.losses if loss.id not in _FORK_LOSSES]
     losses = kept[:at] + [loss for loss in plain.losses if loss.id in _FORK_LOSSES] + kept[at:]
     return msgspec.structs.replace(doc, branches=branches, losses=losses)
+
+
+def _own_losses(codec: Codec, ours: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The losses a conversion to continuity recorded, rebuilt from their table keys."""
+    if not ours:
+        return []
+    ledger = Ledger(load_table(WRITE_TABLE), kind=ours["kind"])
+    for key, refs in ours["fields"].items():
+        ledger.add(key)
+        for ref_type, rid in refs:
+            ledger.add(key, ref_type, rid)
+    return [codec.dump(loss) for loss in ledger.losses()]
 
 
 def _patched(codec: Codec, restored: ir.Document, diff: dict[str, Any], check: bool) -> ir.Document | None:

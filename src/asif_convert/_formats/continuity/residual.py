@@ -39,12 +39,12 @@ class Carried:
         return self.first_release or record_id in self.events
 
 
-def split(raw: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None, Carried]:
-    """Take the asif entries out of an export: (export without them, losses, patch or None,
-    the records that carry ASIF data)."""
+def split(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, Carried]:
+    """Take the asif entries out of an export: (export without them, the losses payload, patch
+    or None, the records that carry ASIF data)."""
     states = raw.get("native_states")
     if not states or not any(_ours(s) for s in states):
-        return raw, [], None, Carried()
+        return raw, {}, None, Carried()
     mine: dict[str, Any] = {}
     rest = []
     for s in states:
@@ -59,7 +59,7 @@ def split(raw: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], di
         del out["native_states"]
     # The first release wrote residual and losses entries but listed no carrying records.
     first_release = CARRIED not in mine and RESIDUAL in mine
-    return out, mine.get(LOSSES, {}).get("losses", []), mine.get(RESIDUAL, {}).get("patch"), \
+    return out, mine.get(LOSSES, {}), mine.get(RESIDUAL, {}).get("patch"), \
         Carried(mine.get(CARRIED), first_release)
 
 

@@ -17,7 +17,10 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
 from asif_convert._formats.continuity.dialects.difference import Difference
+from asif_convert._mapping import load_table
 from asif_convert._validation.schemas import ASIF_SCHEMA, load_schema
+
+WRITE_TABLE = "asif-to-continuity"  # the table a conversion's own travelled losses are keyed by
 
 NonEmpty = Annotated[str, Meta(min_length=1)]
 Count = Annotated[int, Meta(ge=0)]
@@ -149,8 +152,16 @@ class ResidualPayload(Struct, forbid_unknown_fields=True):
     native_states_added: bool | UnsetType = UNSET
 
 
+class OwnLosses(Struct, forbid_unknown_fields=True):
+    """A conversion's own losses, by mapping-table key (see ``Ledger.compact``)."""
+
+    kind: Literal["residual", "dropped"]
+    fields: dict[str, list[tuple[NonEmpty, NonEmpty]]]
+
+
 class LossesPayload(Struct, forbid_unknown_fields=True):
-    losses: list[dict[str, Any]]
+    losses: list[dict[str, Any]] = []
+    ours: OwnLosses | UnsetType = UNSET
     native_states_added: bool | UnsetType = UNSET
 
 
@@ -173,6 +184,8 @@ def losses_payload(value: Any) -> bool:
     try:
         payload = msgspec.convert(value, LossesPayload)
     except msgspec.ValidationError:
+        return False
+    if payload.ours is not UNSET and not set(payload.ours.fields) <= set(load_table(WRITE_TABLE).fields):
         return False
     return all(_asif_loss().is_valid(loss) for loss in payload.losses)
 
