@@ -325,3 +325,15 @@ def test_strict_refuses_every_parent_cycle():
         convert(encode(doc), to="asif", options=Options(strict=True))
     assert {p.rule for p in info.value.problems} == {"CONT-PARENT-CYCLE"}
     assert {p.path for p in info.value.problems} == {f"/branches/{i}/parent_branch_id" for i in range(3)}
+
+
+def test_losses_spelled_out_as_earlier_versions_wrote_them_are_read_the_same():
+    example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
+    export = convert(example.read_bytes(), to="continuity", options=Options(residual=False)).document
+    today = convert(encode(export), to="asif").document
+    payload = _asif_state(export, "losses/1")["payload"]
+    assert payload["ours"]["fields"]
+    ours = {f"translation:{key}" for key in payload["ours"]["fields"]}
+    spelled = [loss for loss in today["losses"] if loss["id"] in ours]
+    _asif_state(export, "losses/1")["payload"] = {"losses": payload["losses"] + spelled}
+    assert exact(today, convert(encode(export), to="asif").document) == {}
