@@ -55,6 +55,46 @@ def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
 
 json_objects = st.dictionaries(text, json_values(6), max_size=3)
 
+# The converter's own vocabulary: key names of its state, its first release's placeholder key
+# and the keys of its patches. Free-form JSON drawn with these keys proves that nothing a user
+# writes is taken for converter state.
+CONVERTER_KEYS = ("asif.piece/1", "asif.parts/1", "agent-continuity/1", "dialect", "style", "diff", "template",
+                  "members", "msg", "call", "result", "res", "encode", "=", "{}", "[]", "-", "#", "k", "order", "key",
+                  "patch", "losses", "carried/1", "sequence", "status", "role", "text_content")
+_vocab_keys = st.one_of(st.sampled_from(CONVERTER_KEYS), text)
+vocab_json = st.recursive(
+    st.one_of(json_scalars, st.sampled_from(CONVERTER_KEYS),
+              st.builds(lambda path: {"asif.piece/1": path},
+                        st.lists(st.one_of(st.sampled_from(["msg", "call", "result", "res", "parts", "text"]),
+                                           st.integers(0, 2)), max_size=5))),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_vocab_keys, inner, max_size=3)),
+    max_leaves=8,
+)
+vocab_objects = st.dictionaries(_vocab_keys, vocab_json, max_size=3)
+
+
+@st.composite
+def dialect_content(draw: st.DrawFn) -> Any:
+    """content_json in one of the two dialects, with converter-vocabulary keys put into it."""
+    call_id = draw(st.sampled_from(["call_1", "toolu_1", "c"]))
+    content = draw(st.sampled_from([
+        [{"type": "text", "text": "hi"}, {"type": "tool_use", "id": call_id, "name": "bash", "input": {"a": 1}}],
+        [{"type": "tool_result", "tool_use_id": call_id, "content": "ok", "is_error": False}],
+        [{"type": "thinking", "thinking": "hm", "signature": "s"}, {"type": "text", "text": "x"}],
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": "done"},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "refusal", "refusal": "no"}]},
+        {"role": "assistant", "content": "x", "refusal": "no", "function_call": {"name": "g", "arguments": "{}"}},
+    ]))
+    content = json.loads(json.dumps(content))
+    objects = [content] if isinstance(content, dict) else []
+    inner = content if isinstance(content, list) else content.get("tool_calls") or []
+    objects += [b for b in inner if isinstance(b, dict)]
+    for _ in range(draw(st.integers(0, 2))):
+        draw(st.sampled_from(objects))[draw(_vocab_keys)] = draw(vocab_json)
+    return content
+
 TIMESTAMPS = (
     "2025-03-01T10:00:00Z",
     "2025-03-01T10:00:00.250Z",
@@ -113,14 +153,15 @@ def continuity_exports(draw: st.DrawFn, broken: bool = False) -> dict[str, Any]:
         "active_branch_id": draw(st.sampled_from(branch_pool)) if listed else draw(st.one_of(
             st.sampled_from(branch_pool), ids)),
     }
-    _put(session, "metadata", draw(optional(json_objects)))
+    _put(session, "metadata", draw(optional(st.one_of(json_objects, vocab_objects))))
     doc: dict[str, Any] = {"format": "agent-continuity-export", "session": session}
 
     if listed:
         branches = []
+        ancestry = draw(st.permutations(branch_pool))  # parents come earlier here: no parent cycles
         for bid in branch_pool:
             b: dict[str, Any] = {"branch_id": bid, "session_id": sid}
-            others = [x for x in branch_pool if x != bid]
+            others = ancestry[:ancestry.index(bid)]
             parent = draw(optional(st.sampled_from(others), nullable=True) if others else optional(st.none()))
             _put(b, "parent_branch_id", parent)
             b.update(name=draw(nonempty_text), status=draw(st.sampled_from(["active", "paused", "archived"])),
@@ -138,7 +179,7 @@ def continuity_exports(draw: st.DrawFn, broken: bool = False) -> dict[str, Any]:
         branch_field(m)
         m["role"] = draw(st.sampled_from(["user", "assistant", "tool"]))
         m["status"] = draw(st.sampled_from(["pending", "streaming", "complete", "partial", "failed"]))
-        _put(m, "content_json", draw(optional(json_values())))
+        _put(m, "content_json", draw(optional(st.one_of(json_values(), vocab_json, dialect_content()))))
         m["text_content"] = draw(text)
         _put(m, "provider_message_id", draw(optional(nonempty_text, nullable=True)))
         _put(m, "idempotency_key", draw(optional(text, nullable=True)))
@@ -155,7 +196,7 @@ def continuity_exports(draw: st.DrawFn, broken: bool = False) -> dict[str, Any]:
         branch_field(e)
         _put(e, "sequence", draw(optional(st.integers(1, 6))))
         e["event_type"] = draw(st.one_of(st.sampled_from(CONTINUITY_EVENT_TYPES), nonempty_text))
-        e["payload"] = draw(json_objects)
+        e["payload"] = draw(st.one_of(json_objects, vocab_objects))
         _put(e, "idempotency_key", draw(optional(text, nullable=True)))
         _put(e, "sha256", draw(optional(nonempty_text)))
         _put(e, "created_at", draw(optional(timestamps)))
@@ -169,7 +210,7 @@ def continuity_exports(draw: st.DrawFn, broken: bool = False) -> dict[str, Any]:
                              "branch_id": draw(st.sampled_from(branch_pool))}
         parent = optional(st.sampled_from(record_ids), nullable=True) if record_ids else optional(st.none())
         _put(c, "parent_event_id", draw(parent))
-        c["summary"] = draw(json_objects)
+        c["summary"] = draw(st.one_of(json_objects, vocab_objects))
         _put(c, "token_estimate", draw(optional(st.integers(0, 10**6))))
         _put(c, "created_by", draw(optional(text, nullable=True)))
         _put(c, "created_at", draw(optional(timestamps)))
@@ -215,6 +256,8 @@ def _break(draw: st.DrawFn, doc: dict[str, Any]) -> None:
     options = ["session_id", "active_branch", "checkpoint_parent"]
     if doc.get("branches"):
         options += ["record_branch", "parent_branch"]
+    if len({b["branch_id"] for b in doc.get("branches") or ()}) > 1:
+        options.append("parent_cycle")
     if len(doc["messages"]) > 1 or len(doc["events"]) > 1:
         options.append("duplicate")
     how = draw(st.sampled_from(options))
@@ -237,6 +280,10 @@ def _break(draw: st.DrawFn, doc: dict[str, Any]) -> None:
     elif how == "parent_branch":
         b = draw(st.sampled_from(doc["branches"]))
         b["parent_branch_id"] = draw(st.sampled_from([b["branch_id"], "unlisted-branch"]))
+    elif how == "parent_cycle":  # each branch's parent is the next one's: a loop through all of them
+        ring = doc["branches"]
+        for k, b in enumerate(ring):
+            b["parent_branch_id"] = ring[(k + 1) % len(ring)]["branch_id"]
     else:
         coll, field = ("messages", "message_id") if len(doc["messages"]) > 1 else ("events", "event_id")
         doc[coll][1][field] = doc[coll][0][field]

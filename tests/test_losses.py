@@ -9,6 +9,7 @@ import re
 from asif_convert import convert
 from asif_convert._mapping import load_table
 
+from .conftest import CONTINUITY_FILES as CORPUS_FILES
 from .conftest import load_json
 
 FREE_FORM = {"metadata", "payload", "content_json", "summary"}
@@ -77,3 +78,32 @@ def test_losses_are_well_formed(continuity_file):
         assert loss["kind"] in kinds
         field = loss["id"].split(":", 1)[1]
         assert loss["explanation"].startswith(field + ": ")
+
+
+def _kept_on_record(table, loss_id: str) -> bool:
+    field = loss_id.split(":", 1)[1]
+    entry = table.derived.get(field) if field in table.derived else table.fields.get(field, {})
+    return bool(entry.get("kept_on_record", entry.get("rule") == "preserved"))
+
+
+def test_a_field_kept_on_its_record_is_one_loss_without_a_record_list(continuity_file):
+    """Losses are read, not scrolled: a field kept verbatim on the record it belongs to is one
+    loss that says where it is kept; the records are exactly those that carry it."""
+    out = json.loads(convert(continuity_file.read_bytes(), to="asif").output)
+    table = load_table("continuity-to-asif")
+    for loss in out["losses"]:
+        if _kept_on_record(table, loss["id"]):
+            assert "references" not in loss, loss["id"]
+            assert " It is kept at " in loss["explanation"], loss["id"]
+
+
+def test_synthesized_and_approximated_values_name_exactly_their_records():
+    source = next(p for p in CORPUS_FILES if "mixed-everything" in p.name)
+    out = json.loads(convert(source.read_bytes(), to="asif").output)
+    losses = {loss["id"]: loss for loss in out["losses"]}
+    refs = {k: {(r["type"], r["id"]) for r in v.get("references", ())} for k, v in losses.items()}
+    assert refs["translation:participants"] == {("participant", p["id"]) for p in out["participants"]}
+    assert refs["translation:head-checkpoints"] == {("checkpoint", c["id"]) for c in out["checkpoints"]}
+    assert refs["translation:executions"] == {("execution", e["id"]) for e in out["executions"]}
+    assert refs["translation:artifacts[].path"] == {("resource", r["id"]) for r in out["resources"]
+                                                    if r["purpose"] == "artifact"}

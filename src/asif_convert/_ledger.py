@@ -7,7 +7,8 @@ from asif_convert._mapping import MappingTable
 
 
 class Ledger:
-    """One loss per (kind, source field), with typed references to every affected entity.
+    """One loss per (kind, source field), with typed references to every affected entity (none
+    for a field kept verbatim on its own record: the records that carry it are the list).
 
     Keys are mapping-table entries: a source field path (``messages[].status``) or a derived
     record (``+participants``). Kind, scope and explanation come from the table.
@@ -35,19 +36,46 @@ class Ledger:
             self._built = self._build()
         return list(self._built)
 
-    def _build(self) -> list[ir.Loss]:
+    def compact(self) -> dict[str, list[list[str]]]:
+        """The losses as ``{key: [[type, id], ...]}``: with the same table and kind, ``add``
+        rebuilds them exactly (how a conversion's own losses travel in a few bytes)."""
+        return {key: [[t, i] for t, i in refs] for key, refs in self._refs.items()}
+
+    def first_release_losses(self) -> list[ir.Loss]:
+        """The same losses as the first release wrote them (every record listed), to recognize
+        them in the documents it wrote."""
+        return self._build(first_release=True)
+
+    def _build(self, first_release: bool = False) -> list[ir.Loss]:
         out = []
         for key, refs in self._refs.items():
             spec = self.table.loss(key)
             field = key[1:] if key.startswith("+") else key
+            entry = self.table.derived.get(field) if key.startswith("+") else self.table.fields.get(key)
+            said = (entry or {}).get("first_release_explanation", spec.explanation) if first_release \
+                else spec.explanation
+            explanation = f"{field}: {said}"
+            where = None if first_release else self._kept_on_record(key)
+            if where is not None:  # the records are exactly those that carry it: no list of them
+                refs = {}
+                explanation += f" It is kept at {where} on every record that carries it."
             out.append(
                 ir.Loss(
                     id=f"{self.stage}:{field}",
                     stage=self.stage,
                     kind=self.kind or spec.kind,
                     scope=spec.scope,
-                    explanation=f"{field}: {spec.explanation}",
+                    explanation=explanation,
                     references=[ir.LossRef(type=t, id=i) for t, i in refs] if refs else ir.UNSET,
                 )
             )
         return out
+
+    def _kept_on_record(self, key: str) -> str | None:
+        """Where a field kept verbatim on its own record is kept (the entry's target), or None
+        for a loss whose records must be listed (dropped, approximated, synthesized values)."""
+        entry = self.table.derived.get(key[1:]) if key.startswith("+") else self.table.fields.get(key)
+        kept = entry.get("kept_on_record", entry.get("rule") == "preserved") if entry else False
+        if not kept:
+            return None
+        return kept if isinstance(kept, str) else str(entry.get("target", "its record"))  # type: ignore[union-attr]

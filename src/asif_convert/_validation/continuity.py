@@ -28,6 +28,7 @@ RULES = {
     "CONT-ACTIVE-BRANCH": "session.active_branch_id names a listed branch",
     "CONT-PARENT-BRANCH": "parent_branch_id names another listed branch, or is null",
     "CONT-CHECKPOINT-PARENT": "checkpoint parent_event_id names an event or a message, or is null",
+    "CONT-PARENT-CYCLE": "following parent_branch_id from a branch never leads back to it",
 }
 
 
@@ -60,6 +61,9 @@ def referential_problems(doc: dict[str, Any]) -> list[Problem]:
                 problems.append(_warning(rule="CONT-PARENT-BRANCH", path=pointer(coll, i, "parent_branch_id"),
                                         message=f"parent_branch_id {parent!r} names no other branch in branches"))
 
+    if branches is not None:
+        problems += _cycles(branches)
+
     active = doc["session"]["active_branch_id"]
     if branch_ids is not None and active not in branch_ids:
         problems.append(_warning(rule="CONT-ACTIVE-BRANCH", path=pointer("session", "active_branch_id"),
@@ -72,6 +76,29 @@ def referential_problems(doc: dict[str, Any]) -> list[Problem]:
             problems.append(_warning(rule="CONT-CHECKPOINT-PARENT", path=pointer("checkpoints", i, "parent_event_id"),
                                     message=f"parent_event_id {parent!r} names no event or message"))
     return problems
+
+
+def _cycles(branches: list[dict[str, Any]]) -> list[Problem]:
+    """A branch on a cycle of two or more parents (its own parent is CONT-PARENT-BRANCH)."""
+    parent: dict[str, str | None] = {}
+    for b in branches:
+        parent.setdefault(b["branch_id"], b.get("parent_branch_id"))
+    on_cycle: set[str] = set()
+    done: set[str] = set()
+    for start in parent:
+        path: dict[str, None] = {}
+        bid: str | None = start
+        while bid is not None and bid in parent and bid not in done and bid not in path:
+            path[bid] = None
+            bid = parent[bid]
+        if bid is not None and bid in path:  # the walk closed a loop: from bid on, it is the cycle
+            loop = list(path)[list(path).index(bid):]
+            if len(loop) > 1:
+                on_cycle.update(loop)
+        done.update(path)
+    return [_warning(rule="CONT-PARENT-CYCLE", path=pointer("branches", i, "parent_branch_id"),
+                     message=f"branch {b['branch_id']!r} is its own ancestor through parent_branch_id")
+            for i, b in enumerate(branches) if b["branch_id"] in on_cycle]
 
 
 def _warning(**fields: str) -> Problem:

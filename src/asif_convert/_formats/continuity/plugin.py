@@ -16,7 +16,8 @@ from asif_convert._formats.continuity import NAMESPACE, artifacts, reader, resid
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_table
 from asif_convert._validation.continuity import referential_problems
-from asif_convert._validation.schemas import CONTINUITY_SCHEMA, schema_problems
+from asif_convert._validation.schemas import ASIF_SCHEMA, CONTINUITY_SCHEMA, schema_problems
+from asif_convert._validation.semantic import check_semantics
 from asif_convert.plugin import Context
 
 READ_TABLE = "continuity-to-asif"  # the losses of reading an export
@@ -30,6 +31,9 @@ _RECORDS = {"events": "id", "participants": "id", "branches": "id", "executions"
 _REF_TYPES = {"events": "event", "participants": "participant", "branches": "branch", "executions": "execution",
               "contexts": "context", "configurations": "configuration", "tools": "tool", "resources": "resource",
               "environments": "environment", "checkpoints": "checkpoint"}
+
+
+_FOREIGN = "(additional properties)"
 
 
 class ContinuityFormat:
@@ -50,28 +54,43 @@ class ContinuityFormat:
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
         codec = codec_for(ctx.namespaces)
-        raw, travelled, diff = residual.split(doc)
+        raw, losses, diff, carried = residual.split(doc)
+        travelled = losses.get("losses", []) + _own_losses(codec, losses.get("ours"))
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
-        restored = _plain_read(codec, raw, travelled, ledger, ctx.files, ctx.source_id)
+        restored = _plain_read(codec, raw, travelled, ledger, carried, ctx.files, ctx.source_id)
         if diff is None:
             return restored
-        return codec.load_document(patch.apply(codec.dump_document(restored), diff))
+        patched = _patched(codec, restored, diff, ctx.options.validate)
+        if patched is None:  # a residual that does not fit this export is foreign: read it as data
+            return _plain_read(codec, doc, [], ctx.ledger(READ_TABLE), carried, ctx.files, ctx.source_id)
+        return patched
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
         codec = codec_for(ctx.namespaces)
-        export = writer.write(doc, codec)
-        replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
-        plain = _plain_read(codec, export, [], Ledger(load_table(READ_TABLE)), replay)
         ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
+        # A continuity state that is not of its declared shape is foreign: carried like any
+        # property continuity has no field for.
+        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid))
+        replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
+        plain_ledger = Ledger(load_table(READ_TABLE))
+        plain = _plain_read(codec, export, [], plain_ledger, residual.Carried(carried), replay)
+        if carried:  # listed apart from the records: nothing in a record marks it as ASIF data
+            export = residual.attach(export, residual.CARRIED, carried)
+        doc = _first_release_losses(doc, plain, plain_ledger)
+        doc = _implied_state(doc, plain)
+        doc = _first_release_forks(codec, doc, plain, export)
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours.
         base_losses = [codec.dump(loss) for loss in plain.losses]
-        travelled = [d for d in (codec.dump(loss) for loss in doc.losses) if d not in base_losses]
-        travelled += [codec.dump(loss) for loss in ledger.losses()]
-        if travelled:
-            export = residual.attach(export, residual.LOSSES, {"losses": travelled})
+        own = [d for d in (codec.dump(loss) for loss in doc.losses) if d not in base_losses]
+        travelled = own + [codec.dump(loss) for loss in ledger.losses()]
+        if travelled:  # ours by table key and records: the table says the rest on the way back
+            payload: dict[str, Any] = {"losses": own}
+            if ledger.losses():
+                payload["ours"] = {"kind": ledger.kind, "fields": ledger.compact()}
+            export = residual.attach(export, residual.LOSSES, payload)
         if ctx.options.residual:
             plain.losses = [codec.load_loss(d) for d in _merge_losses(_resolved(travelled, plain), base_losses)]
             diff = _diff(codec, plain, doc)  # against what read() will rebuild
@@ -94,10 +113,111 @@ def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any
                 out.setdefault("{}", {})[name] = sub
     return out or None
 
+def _first_release_losses(doc: ir.Document, plain: ir.Document, ledger: Ledger) -> ir.Document:
+    """``doc`` with each loss that is exactly as the first release wrote it for this export
+    (listing every record that carries a field kept on it) replaced by today's form of it, so
+    that its documents convert back exactly; any other loss is the document's own."""
+    old = {loss.id: loss for loss in ledger.first_release_losses()}
+    new = {loss.id: loss for loss in plain.losses}
+    if not any(old[i] != new[i] for i in old):
+        return doc
+    losses = [new[loss.id] if old.get(loss.id) == loss and loss.id in new else loss for loss in doc.losses]
+    return msgspec.structs.replace(doc, losses=losses) if losses != doc.losses else doc
+
+
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content")
+
+
+def _implied_state(doc: ir.Document, plain: ir.Document) -> ir.Document:
+    """``doc`` with each event's continuity state replaced by today's form of it, where the two
+    say the same of the export just written: the first release's state of a split message (a
+    template of its content_json, with its members) against today's (a difference from the
+    rendering), and values the writer implies (a message's status ``complete``, its sequence
+    when it is its position) written out against left out. Not data of the document's own."""
+    today = {e.id: e.native.get(NAMESPACE) for e in plain.events}
+    events, changed = [], False
+    for ev in doc.events:
+        old, new = ev.native.get(NAMESPACE), today.get(ev.id)
+        if isinstance(old, dict) and isinstance(new, dict) and old != new and _same_state(old, new):
+            ev = msgspec.structs.replace(ev, native={**ev.native, NAMESPACE: new})
+            changed = True
+        events.append(ev)
+    return msgspec.structs.replace(doc, events=events) if changed else doc
+
+
+def _same_state(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    said = {k: v for k, v in old.items() if not (k in ("status", "sequence") and k not in new)}
+    if "template" in said and "dialect" in new:
+        return _without_group(said) == _without_group(new)
+    return said == new
+
+
+def _without_group(state: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in state.items() if k not in _GROUP_KEYS or k == "text_content"}
+
+
+_FORK_LOSSES = ("translation:fork-point-inferred", "translation:fork-point-unknown")
+
+
+def _first_release_forks(codec: Codec, doc: ir.Document, plain: ir.Document, export: dict[str, Any]) -> ir.Document:
+    """``doc`` with the fork points the first release inferred (from messages and events alike)
+    replaced by today's inference, when its forks and fork losses are exactly the first
+    release's: they carry nothing continuity does not say, and its documents convert back
+    exactly. Any other fork point is the document's own and travels in the residual."""
+    forks = {b.id: b.fork for b in doc.branches}
+    if forks == {b.id: b.fork for b in plain.branches}:
+        return doc
+    ledger = Ledger(load_table(READ_TABLE))
+    raw, _, _, carried = residual.split(export)
+    old = reader.read(raw, reader.canonical_digest(raw), ledger, codec, carried=carried, first_release_forks=True)
+    if forks != {b.id: b.fork for b in old.branches}:
+        return doc
+    old_losses = [loss for loss in ledger.first_release_losses() if loss.id in _FORK_LOSSES]
+    if [loss for loss in doc.losses if loss.id in _FORK_LOSSES] != old_losses:
+        return doc
+    new_forks = {b.id: b.fork for b in plain.branches}
+    branches = [msgspec.structs.replace(b, fork=new_forks.get(b.id, b.fork)) for b in doc.branches]
+    at = next((k for k, loss in enumerate(doc.losses) if loss.id in _FORK_LOSSES), len(doc.losses))
+    kept = [loss for loss in doc.losses if loss.id not in _FORK_LOSSES]
+    losses = kept[:at] + [loss for loss in plain.losses if loss.id in _FORK_LOSSES] + kept[at:]
+    return msgspec.structs.replace(doc, branches=branches, losses=losses)
+
+
+def _own_losses(codec: Codec, ours: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The losses a conversion to continuity recorded, rebuilt from their table keys."""
+    if not ours:
+        return []
+    ledger = Ledger(load_table(WRITE_TABLE), kind=ours["kind"])
+    for key, refs in ours["fields"].items():
+        ledger.add(key)
+        for ref_type, rid in refs:
+            ledger.add(key, ref_type, rid)
+    return [codec.dump(loss) for loss in ledger.losses()]
+
+
+def _patched(codec: Codec, restored: ir.Document, diff: dict[str, Any], check: bool) -> ir.Document | None:
+    """The document the residual restores, or None when the patch does not apply to what the
+    export holds (it was edited, or belongs to another export) or restores an invalid session."""
+    try:
+        out = patch.apply(codec.dump_document(restored), diff)
+        if not isinstance(out, dict) or (check and _invalid(out)):
+            return None
+        return codec.load_document(out)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, msgspec.ValidationError):
+        return None
+
+
+def _invalid(doc: dict[str, Any]) -> bool:
+    problems = schema_problems(ASIF_SCHEMA, doc) or check_semantics(doc)
+    return any(p.severity == "error" for p in problems)
+
+
 def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger,
-                files: FileSource | None = None, source_id: str | None = None) -> ir.Document:
-    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, files, source_id)
-    travelled = [codec.load_loss(loss) for loss in _resolved(travelled, doc)]
+                carried: residual.Carried, files: FileSource | None = None,
+                source_id: str | None = None) -> ir.Document:
+    doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, files=files, source_id=source_id,
+                      carried=carried)
+    travelled = [codec.load_loss(loss) for loss in _merge_losses([], _resolved(travelled, doc))]
     ids = {loss.id for loss in travelled}
     doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]
     return doc
@@ -156,8 +276,13 @@ def _diff_records(a: list[Any], b: list[Any], key: str, dump: Any) -> dict[str, 
 
 
 def _merge_losses(first: list[dict[str, Any]], then: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    ids = {loss["id"] for loss in first}
-    return first + [loss for loss in then if loss["id"] not in ids]
+    """Both lists, a loss id at most once (the first wins): ASIF loss ids are unique."""
+    out, ids = [], set()
+    for loss in (*first, *then):
+        if loss["id"] not in ids:
+            ids.add(loss["id"])
+            out.append(loss)
+    return out
 
 
 def _table_key(path: tuple[str, ...], fields: dict[str, Any]) -> str:

@@ -27,9 +27,12 @@ from asif_convert._formats.continuity import (
     dialects,
     placeholders,
     pointers,
+    state,
 )
 from asif_convert._formats.continuity.coverage import coverage
+from asif_convert._formats.continuity.dialects import difference
 from asif_convert._formats.continuity.ordering import merge
+from asif_convert._formats.continuity.residual import Carried
 from asif_convert._ledger import Ledger
 from asif_convert._validation.schemas import is_asif_event
 from asif_convert._version import __version__
@@ -56,12 +59,18 @@ class _Ids:
         return new
 
 
-def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec,
-         files: FileSource | None = None, source_id: str | None = None) -> ir.Document:
+def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec, *, files: FileSource | None = None,
+         source_id: str | None = None, carried: Carried | None = None,
+         first_release_forks: bool = False) -> ir.Document:
     """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
     parts and event bodies that an ASIF-born export carries; ``files`` gives artifact files;
-    with ``source_id`` every event points at its record in that resource (the export itself)."""
-    return _Reader(raw, digest, ledger, codec, files, source_id).document()
+    with ``source_id`` every event points at its record in that resource (the export itself).
+    ``first_release_forks`` infers fork points as the first release did (from messages and
+    events alike), to recognize the forks of documents it wrote."""
+    reader = _Reader(raw, digest, ledger, codec, files, source_id)
+    reader.first_release_forks = first_release_forks
+    reader.listed = carried or Carried()
+    return reader.document()
 
 
 def canonical_digest(raw: dict[str, Any]) -> str:
@@ -94,15 +103,31 @@ class _Reader:
         self.tools: dict[str, None] = {}  # tool names seen in dialect content, in order
         self.resource_ids = _Ids()
         self.dialect_resources: list[ir.Resource] = []
+        self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
+        self.groups: dict[str, dict[str, Any]] = {}  # split messages' members, by first event
+        self.first_release_forks = False
+        self.positions = {"messages": 0}  # records read so far
+        self.record_seq: dict[str, Any] = {}  # IR event id -> its record's sequence
+        self.listed = Carried()  # the records the writer listed as carrying ASIF data
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _native(self, rec: dict[str, Any], ref: tuple[str, str], coll: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        """Copy continuity-only fields (those present) verbatim, reporting each as a loss of meaning."""
+        """Copy continuity-only fields (those present) verbatim, reporting each as a loss of meaning.
+        A value the writer implies is left out: a message's status ``complete`` and a message's
+        ``sequence`` that is its position in the messages array (counting from 1). An event's
+        sequence is optional in continuity: it is always kept, so that absent stays absent."""
         out = {}
+        implied: dict[str, Any] = {}
+        if coll == "messages":
+            self.positions[coll] += 1
+            implied = {"status": "complete", "sequence": self.positions[coll]}
+        if coll in ("messages", "events"):
+            self.record_seq[ref[1]] = rec.get("sequence")
         for k in keys:
             if k in rec:
-                out[k] = rec[k]
+                if k not in implied or type(rec[k]) is not type(implied[k]) or rec[k] != implied[k]:
+                    out[k] = rec[k]
                 self.ledger.add(f"{coll}[].{k}", *ref)
         if rec["session_id"] != self.sid:
             out["session_id"] = rec["session_id"]
@@ -187,6 +212,11 @@ class _Reader:
             tools=tools,
             checkpoints=checkpoints,
         )
+        by_id = {ev.id: ev for ev in events}
+        for anchor, members in self.groups.items():
+            found = dialects.members(anchor, by_id)
+            if found != {k: members[k] for k in ("msg", "call", "result")}:
+                by_id[anchor].native[NAMESPACE]["members"] = {k: members[k] for k in ("msg", "call", "result")}
         if self.carried:  # only ASIF records carried in the export can reference what it lacks
             placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
         absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
@@ -329,13 +359,20 @@ class _Reader:
         anchor = events[0]
         native = self._native(rec, ("event", anchor.id), "messages",
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
-        native.update(dialect=split.dialect, template=split.template, members=members)
-        if split.parts is None:
-            native["role"] = role
+        native["dialect"] = split.dialect
+        if split.options:
+            native["style"] = split.options
+        difference = self._difference(rec, role, split, events, members)
+        if difference is not None:
+            native["diff"] = difference
+        self.groups[anchor.id] = members  # stored only when the writer would not find them by id
+        if split.parts is None and role != ("assistant" if split.calls else "tool"):
+            native["role"] = role  # the record's role, where the events do not imply it
         texts = [p.text for ev in events for p in ir.parts_of(ev.body) if isinstance(p, ir.TextPart)]
         if rec["text_content"] != "".join(texts):
             native["text_content"] = rec["text_content"]
         anchor.execution_id = self._execution(rec)
+        self.message_ids.add(anchor.id)
         branch = self._common(anchor, rec, "messages", "message_id", native)
         for ev in events[1:]:
             ev.time, ev.execution_id = anchor.time, anchor.execution_id
@@ -343,10 +380,25 @@ class _Reader:
         self.ledger.add("+dialects", "event", anchor.id)
         return events
 
+    def _difference(self, rec: dict[str, Any], role: str, split: dialects.Split, events: list[ir.Event],
+                    members: dict[str, Any]) -> dict[str, Any] | None:
+        """What makes the record's content_json differ from the dialect's rendering of its pieces."""
+        by_id = {ev.id: ev for ev in events}
+        msg = by_id[members["msg"]].body if members["msg"] else None
+        pieces = dialects.Pieces(
+            role=role,
+            parts=[self.codec.dump_part(p) for p in ir.parts_of(msg)] if msg is not None else [],
+            calls=[self.codec.dump_body(by_id[i].body) for i in members["call"]],
+            results=[self.codec.dump_body(by_id[i].body) for i in members["result"]],
+            resources={r.id: self.codec.dump(r) for r in split.resources},
+        )
+        return difference.diff(dialects.render(split.dialect, pieces, split.options), rec["content_json"])
+
     def _plain_message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
         role = rec["role"]
         content = rec.get("content_json")
-        if isinstance(content, dict) and content.keys() == {ASIF_PARTS} and isinstance(content[ASIF_PARTS], list):
+        if self.listed.message(rec["message_id"]) and isinstance(content, dict) \
+                and content.keys() == {ASIF_PARTS} and state.asif_parts(content[ASIF_PARTS]):
             # parts written by the continuity writer for an ASIF message with no continuity shape
             parts = [self.codec.load_part(p) for p in content[ASIF_PARTS]]
             self.carried = True
@@ -359,6 +411,7 @@ class _Reader:
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
         ev = ir.Event(id=eid, sequence=seq, actor_id=ROLE_ACTORS[role][0], provenance=_REPORTED,
                       body=ir.Message(role=role, parts=parts), execution_id=self._execution(rec))
+        self.message_ids.add(eid)
         self._common(ev, rec, "messages", "message_id", native)
         return ev
 
@@ -379,7 +432,7 @@ class _Reader:
         """The ASIF event an ``asif.<kind>`` record carries whole in its payload (as the
         continuity writer puts it), when the payload really is one."""
         kind = rec["event_type"].removeprefix("asif.")
-        if kind == rec["event_type"] or kind == "message":
+        if kind == rec["event_type"] or kind == "message" or not self.listed.event(rec["event_id"]):
             return None
         raw = {**rec["payload"], "id": eid, "sequence": seq, "kind": kind}
         if not is_asif_event(raw) or any(k in raw for k in ("time", "execution_id")) or not self._bound(raw):
@@ -434,12 +487,18 @@ class _Reader:
         return out
 
     def _forks(self, branches: list[ir.Branch], events: list[ir.Event]) -> None:
-        """Turn parent_branch_id into a fork; the divergence point is inferred from sequences."""
-        seq_of = {ev.id: ev.native.get(NAMESPACE, {}).get("sequence") for ev in events}
+        """Turn parent_branch_id into a fork; the divergence point is inferred from the sequences
+        of messages only: events are numbered apart, so theirs say nothing about messages'."""
+        seq_of = {ev.id: self.record_seq.get(ev.id) for ev in events
+                  if ev.id in self.message_ids or (self.first_release_forks and NAMESPACE in ev.native)}
         latest: dict[str, tuple[list[int], list[str]]] = {}  # parent -> sorted seqs, last record up to each
         for b in branches:
             native = b.native.get(NAMESPACE, {})
             if "parent" not in native:
+                continue
+            if native["parent"] == b.id:  # its own parent: no fork can say that; kept as written
+                native["parent_branch_id"] = native.pop("parent")
+                self.ledger.add("branches[].parent_branch_id", "branch", b.id)
                 continue
             parent = self._ensure_branch(native.pop("parent"))
             own = [s for s in map(seq_of.get, b.event_ids) if s is not None]

@@ -13,25 +13,54 @@ from __future__ import annotations
 
 from typing import Any
 
+from asif_convert._formats.continuity import state
+
 PROVIDER = "asif"
 LOSSES = "losses/1"
 RESIDUAL = "residual/1"
-_STATE_IDS = {LOSSES: "asif:losses", RESIDUAL: "asif:residual"}
+CARRIED = "carried/1"  # which records carry ASIF data (parts in content_json, whole events)
+_STATE_IDS = {LOSSES: "asif:losses", RESIDUAL: "asif:residual", CARRIED: "asif:carried"}
 
 
-def split(raw: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
-    """Take the asif entries out of an export: (export without them, losses, patch or None)."""
+class Carried:
+    """The records of an export that carry ASIF data, as the continuity writer listed them: only
+    these are read as ASIF, so nothing a user writes into a record is taken for it."""
+
+    def __init__(self, payload: dict[str, Any] | None = None, first_release: bool = False) -> None:
+        payload = payload or {}
+        self.messages: set[str] = set(payload.get("messages", ()))
+        self.events: set[str] = set(payload.get("events", ()))
+        self.first_release = first_release  # its exports list nothing: every record may carry ASIF data
+
+    def message(self, record_id: str) -> bool:
+        return self.first_release or record_id in self.messages
+
+    def event(self, record_id: str) -> bool:
+        return self.first_release or record_id in self.events
+
+
+def split(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, Carried]:
+    """Take the asif entries out of an export: (export without them, the losses payload, patch
+    or None, the records that carry ASIF data)."""
     states = raw.get("native_states")
     if not states or not any(_ours(s) for s in states):
-        return raw, [], None
-    mine = {s["kind"]: s["payload"] for s in states if _ours(s)}
-    rest = [s for s in states if not _ours(s)]
+        return raw, {}, None, Carried()
+    mine: dict[str, Any] = {}
+    rest = []
+    for s in states:
+        if s["kind"] not in mine and _ours(s):  # a second entry of a kind is foreign
+            mine[s["kind"]] = s["payload"]
+        else:
+            rest.append(s)
     out = dict(raw)
     if rest or not any(p.get("native_states_added") for p in mine.values()):
         out["native_states"] = rest
     else:
         del out["native_states"]
-    return out, mine.get(LOSSES, {}).get("losses", []), mine.get(RESIDUAL, {}).get("patch")
+    # The first release wrote residual and losses entries but listed no carrying records.
+    first_release = CARRIED not in mine and RESIDUAL in mine
+    return out, mine.get(LOSSES, {}), mine.get(RESIDUAL, {}).get("patch"), \
+        Carried(mine.get(CARRIED), first_release)
 
 
 def attach(export: dict[str, Any], kind: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -50,6 +79,14 @@ def attach(export: dict[str, Any], kind: str, payload: dict[str, Any]) -> dict[s
     return out
 
 
-def _ours(state: dict[str, Any]) -> bool:
-    return (state.get("provider") == PROVIDER and state.get("kind") in (LOSSES, RESIDUAL)
-            and isinstance(state.get("payload"), dict))
+def _ours(entry: dict[str, Any]) -> bool:
+    """An entry this converter wrote, read back through its declared type: one of another shape
+    is foreign data and stays an ordinary native state."""
+    if entry.get("provider") != PROVIDER:
+        return False
+    kind = entry.get("kind")
+    if kind == LOSSES:
+        return state.losses_payload(entry.get("payload"))
+    if kind == CARRIED:
+        return state.carried_payload(entry.get("payload"))
+    return kind == RESIDUAL and state.residual_payload(entry.get("payload"))

@@ -7,13 +7,15 @@ left to the residual (see ``residual.py``), which is computed from the differenc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from asif_convert import ir
 from asif_convert._codec import Codec
-from asif_convert._formats.continuity import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects
+from asif_convert._formats.continuity import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects, state
+from asif_convert._formats.continuity.dialects import difference
 
 ROLES = ("user", "assistant", "tool")
 # the continuity-only fields a resource read from a native state or an artifact always carries
@@ -21,43 +23,60 @@ _STATE_FIELDS = {"provider", "kind", "portable"}
 _ARTIFACT_FIELDS = {"branch_id", "kind", "metadata", "created_at"}
 
 
-def write(doc: ir.Document, codec: Codec) -> dict[str, Any]:
-    return _Writer(doc, codec).export()
+def write(doc: ir.Document, codec: Codec,
+          foreign: Callable[[str | None, str | None], None]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """(the export, the records that carry ASIF data: ``{"messages": ids, "events": ids}``).
+    ``foreign(ref_type, ref_id)`` is told of each node whose continuity state is not of the
+    declared shape: it is written as if it had none (the residual carries it verbatim)."""
+    writer = _Writer(doc, codec, foreign)
+    export = writer.export()
+    return export, {k: v for k, v in writer.carried.items() if v}
 
 
-def _nat(node: ir.Node) -> dict[str, Any] | None:
-    return node.native.get(NAMESPACE)
+# the type each node's continuity state is read back through, and how a loss names the node
+_STATES: dict[type, tuple[type[state._State], str | None]] = {
+    ir.Document: (state.DocumentState, None), ir.Session: (state.SessionState, None),
+    ir.Branch: (state.BranchState, "branch"), ir.Event: (state.EventState, "event"),
+    ir.Context: (state.ContextState, "context"), ir.Resource: (state.ResourceState, "resource"),
+}
+# the keys of a message's state that tie it to the events a dialect split it into
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content")
 
 
 class _Writer:
-    def __init__(self, doc: ir.Document, codec: Codec) -> None:
+    def __init__(self, doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None]) -> None:
         self.doc = doc
         self.codec = codec
+        self.foreign = foreign
         self.sid = doc.session.id
+        self.states: dict[int, dict[str, Any] | None] = {}  # id(node) -> its well-typed state
+        self.carried: dict[str, list[str]] = {"messages": [], "events": []}  # records holding ASIF data
+        self.written = {"messages": 0}  # records written so far
+        self.events_by_id = {e.id: e for e in doc.events}
+        self.resources_by_id = {r.id: r for r in doc.resources}
+        self.groups: dict[str, tuple[str, str, Any]] = {}  # anchor event id -> (role, text, content_json)
+        self.grouped: set[str] = set()  # events a dialect split out of one message, but its anchor
+        for e in doc.events:
+            self._claim_group(e)
         # IR id -> continuity id, where a collision renamed it on the way in
-        self.branch_ids = {b.id: (_nat(b) or {}).get("branch_id", b.id) for b in doc.branches}
-        self.event_ids = {e.id: (_nat(e) or {}).get("id", e.id) for e in doc.events}
+        self.branch_ids = {b.id: (self._nat(b) or {}).get("branch_id", b.id) for b in doc.branches}
+        self.event_ids = {e.id: (self._nat(e) or {}).get("id", e.id) for e in doc.events}
         self.home: dict[str, str] = {}  # event id -> the first branch listing it
         for b in doc.branches:
             for eid in b.event_ids:
                 self.home.setdefault(eid, b.id)
-        self.events_by_id = {e.id: e for e in doc.events}
-        self.resources_by_id = {r.id: r for r in doc.resources}
-        # events that a dialect split out of one message, other than the first (which writes it)
-        self.grouped = {m for e in doc.events if "members" in (_nat(e) or {})
-                        for m in _member_ids(_nat(e)["members"]) if m != e.id}
 
     def export(self) -> dict[str, Any]:
         doc = self.doc
-        absent = set((_nat(doc) or {}).get("absent", ()))
+        absent = set((self._nat(doc) or {}).get("absent", ()))
         out: dict[str, Any] = {"format": "agent-continuity-export", "session": self.session()}
         if "branches" not in absent:
-            out["branches"] = [self.branch(b) for b in doc.branches if not (_nat(b) or {}).get("synthesized")]
+            out["branches"] = [self.branch(b) for b in doc.branches if not (self._nat(b) or {}).get("synthesized")]
         messages, events = [], []
         for e in doc.events:
             if e.id in self.grouped:
                 continue
-            if isinstance(e.body, ir.Message) or "members" in (_nat(e) or {}):
+            if isinstance(e.body, ir.Message) or e.id in self.groups:
                 messages.append(self.message(e))
             else:
                 events.append(self.event(e))
@@ -65,7 +84,7 @@ class _Writer:
         out["checkpoints"] = [self.checkpoint(c) for c in doc.contexts]
         states, artifacts = [], []
         for r in doc.resources:  # only resources that came from the export have a continuity home
-            n = _nat(r) or {}
+            n = self._nat(r) or {}
             if r.purpose == "native" and _STATE_FIELDS <= n.keys() and (state := self.native_state(r, n)):
                 states.append(state)
             elif r.purpose == "artifact" and r.original_location is not ir.UNSET and _ARTIFACT_FIELDS <= n.keys():
@@ -79,7 +98,7 @@ class _Writer:
 
     def session(self) -> dict[str, Any]:
         s = self.doc.session
-        n = _nat(s) or {}
+        n = self._nat(s) or {}
         first_branch = next(iter(self.branch_ids.values()), "main")
         out = {
             "session_id": s.id,
@@ -92,7 +111,7 @@ class _Writer:
         return out
 
     def branch(self, b: ir.Branch) -> dict[str, Any]:
-        n = _nat(b) or {}
+        n = self._nat(b) or {}
         out: dict[str, Any] = {"branch_id": self.branch_ids[b.id], "session_id": n.get("session_id", self.sid)}
         if b.fork is not ir.UNSET:
             out["parent_branch_id"] = self.branch_ids.get(b.fork.branch_id, b.fork.branch_id)
@@ -109,24 +128,28 @@ class _Writer:
         return out
 
     def message(self, ev: ir.Event) -> dict[str, Any]:
-        n = _nat(ev)
+        n = self._nat(ev)
         out = self._common(ev, n, "message_id")
-        group = self._group(ev, n)
+        group = self.groups.get(ev.id)
         role = group[0] if group else ev.body.role
         out["role"] = role if role in ROLES else "user"
         out["status"] = (n or {}).get("status", "complete")
-        text, content = group[1:] if group else self._parts(ev.body.parts)
+        text, content, carried = (*group[1:], False) if group else self._parts(ev.body.parts)
         if content is not _NONE:
             out["content_json"] = content
+        if carried:
+            self.carried["messages"].append(out["message_id"])
         out["text_content"] = text
         for key in ("provider_message_id", "idempotency_key"):
             if n and key in n:
                 out[key] = n[key]
-        out["sequence"] = (n or {}).get("sequence", ev.sequence + 1)
+        self.written["messages"] += 1
+        # a record's own sequence; left out when it is its position; none for an ASIF message
+        out["sequence"] = n.get("sequence", self.written["messages"]) if n is not None else ev.sequence + 1
         return self._tail(ev, n, out)
 
     def event(self, ev: ir.Event) -> dict[str, Any]:
-        n = _nat(ev)
+        n = self._nat(ev)
         out = self._common(ev, n, "event_id")
         if n is None:
             out["sequence"] = ev.sequence + 1
@@ -142,12 +165,13 @@ class _Writer:
             # An ASIF event continuity has no kind for: carried whole, less what the record holds.
             out["event_type"] = f"asif.{ev.kind}"
             out["payload"] = self.codec.dump_envelope(ev)
+            self.carried["events"].append(out["event_id"])
         if n and "idempotency_key" in n:
             out["idempotency_key"] = n["idempotency_key"]
         return self._tail(ev, n, out)
 
     def checkpoint(self, ctx: ir.Context) -> dict[str, Any]:
-        n = _nat(ctx) or {}
+        n = self._nat(ctx) or {}
         out: dict[str, Any] = {
             "checkpoint_id": n.get("checkpoint_id", ctx.id),
             "session_id": n.get("session_id", self.sid),
@@ -191,30 +215,81 @@ class _Writer:
         out.update(metadata=n["metadata"], created_at=n["created_at"])
         return out
 
+    # -- the converter's own state, read back -----------------------------------------------
+
+    def _nat(self, node: ir.Node) -> dict[str, Any] | None:
+        """The node's continuity state when it is of the declared shape; None (and reported)
+        when it is foreign."""
+        key = id(node)
+        if key not in self.states:
+            value = node.native.get(NAMESPACE)
+            typed = None
+            if value is not None:
+                kind, ref_type = _STATES.get(type(node), (None, None))
+                typed = state.decode(value, kind) if kind is not None else None
+                if typed is None and kind is not None:
+                    self.foreign(ref_type, getattr(node, "id", None) if ref_type else None)
+            self.states[key] = typed
+        return self.states[key]
+
+    def _claim_group(self, ev: ir.Event) -> None:
+        """Check the message a dialect split into events: every member present, of its kind,
+        claimed once, and its content rendered; else its group keys are foreign."""
+        n = self._nat(ev)
+        if n is None or "dialect" not in n:
+            return
+        members = n.get("members") or (None if "template" in n else dialects.members(ev.id, self.events_by_id))
+        group = None
+        if members is not None:
+            ids = _member_ids(members)
+            if (ev.id in ids and len(set(ids)) == len(ids) and not self.grouped.intersection(ids)
+                    and not any(i in self.groups for i in ids)):
+                group = self._group(n, members)
+        if group is None:
+            self.states[id(ev)] = {k: v for k, v in n.items() if k not in _GROUP_KEYS}
+            self.foreign("event", ev.id)
+            return
+        self.groups[ev.id] = group
+        self.grouped.update(i for i in ids if i != ev.id)
+
     # -- helpers ----------------------------------------------------------------------------
 
-    def _group(self, ev: ir.Event, n: dict[str, Any] | None) -> tuple[str, str, Any] | None:
+    def _group(self, n: dict[str, Any], members: dict[str, Any]) -> tuple[str, str, Any] | None:
         """(role, text_content, content_json) of a message a dialect split into events, rebuilt
-        from those events; None when it was not split (or an edit removed one of its events)."""
-        members = (n or {}).get("members")
-        if members is None:
-            return None
+        from those events; None when they no longer fit its state (an edit removed one)."""
         try:
             events = {k: [self.events_by_id[i] for i in members[k]] for k in ("call", "result")}
             message = self.events_by_id[members["msg"]] if members["msg"] else None
-            resources = [self.resources_by_id[r] for r in members["res"]]
         except KeyError:
             return None
-        pieces = {
-            "msg": [self.codec.dump_body(message.body)] if message else [],
-            "call": [self.codec.dump_body(e.body) for e in events["call"]],
-            "result": [self.codec.dump_body(e.body) for e in events["result"]],
-            "res": [self.codec.dump(r) for r in resources],
-        }
+        if (message is not None and not isinstance(message.body, ir.Message)) \
+                or not all(isinstance(e.body, ir.ToolCall) for e in events["call"]) \
+                or not all(isinstance(e.body, ir.ToolResult) for e in events["result"]):
+            return None
         group = ([message] if message else []) + events["call"] + events["result"]
         texts = "".join(p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart))
-        role = n.get("role") or message.body.role
-        return role, n.get("text_content", texts), dialects.fill(n["template"], pieces)
+        calls = [self.codec.dump_body(e.body) for e in events["call"]]
+        role = n.get("role") or (message.body.role if message else "assistant" if calls else "tool")  # type: ignore[union-attr]
+        results = [self.codec.dump_body(e.body) for e in events["result"]]
+        body = self.codec.dump_body(message.body) if message else None
+        parts = body["parts"] if body else []
+        if "template" in n:  # written by the first release: a template with placeholders
+            return self._first_release_group(n, members, role, texts, body, calls, results)
+        named = {p["resource_id"] for body in (*([{"parts": parts}] if parts else []), *results)
+                 for p in _all_parts(body) if p.get("kind") == "resource"}
+        resources = {r: self.codec.dump(self.resources_by_id[r]) for r in named if r in self.resources_by_id}
+        pieces = dialects.Pieces(role=role, parts=parts, calls=calls, results=results, resources=resources)
+        content = difference.apply(dialects.render(n["dialect"], pieces, n.get("style", {})), n.get("diff"))
+        return role, n.get("text_content", texts), content
+
+    def _first_release_group(self, n: dict[str, Any], members: dict[str, Any], role: str, texts: str,
+                             body: Any, calls: list[Any], results: list[Any]) -> tuple[str, str, Any] | None:
+        try:
+            resources = [self.codec.dump(self.resources_by_id[r]) for r in members.get("res", ())]
+            pieces = {"msg": [body] if body else [], "call": calls, "result": results, "res": resources}
+            return role, n.get("text_content", texts), dialects.fill(n["template"], pieces)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None  # a placeholder that names no piece
 
     def _time(self, event_id: str) -> str | None:
         ev = self.events_by_id.get(event_id)
@@ -240,22 +315,27 @@ class _Writer:
             out["created_at"] = ev.time
         return out
 
-    def _parts(self, parts: list[ir.Part]) -> tuple[str, Any]:
-        """(text_content, content_json): the continuity shape when the parts have it, else the
-        ASIF parts verbatim in content_json under the ``asif.parts/1`` key."""
+    def _parts(self, parts: list[ir.Part]) -> tuple[str, Any, bool]:
+        """(text_content, content_json, whether it carries ASIF parts): the continuity shape when
+        the parts have it, else the ASIF parts verbatim in content_json under ``asif.parts/1``
+        (the record is then listed in the export's ``carried/1`` entry)."""
         first = parts[0] if parts else None
         if isinstance(first, ir.TextPart) and _plain(first) and first.media_type is ir.UNSET:
             rest = parts[1:]
             if not rest:
-                return first.text, _NONE
+                return first.text, _NONE, False
             if (len(rest) == 1 and isinstance(rest[0], ir.StructuredPart) and rest[0].schema == CONTENT_SCHEMA
                     and _plain(rest[0])):
-                return first.text, rest[0].value
+                return first.text, rest[0].value, False
         text = "\n".join(p.text for p in parts if isinstance(p, ir.TextPart))
-        return text, {ASIF_PARTS: [self.codec.dump_part(p) for p in parts]}
+        return text, {ASIF_PARTS: [self.codec.dump_part(p) for p in parts]}, True
 
 
 _NONE = object()
+
+
+def _all_parts(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in body.get("parts", ()) if isinstance(p, dict)]
 
 
 def _member_ids(members: dict[str, Any]) -> list[str]:

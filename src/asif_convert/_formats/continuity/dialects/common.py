@@ -35,27 +35,34 @@ class Result:
 @dataclass
 class Split:
     """One message's pieces. ``parts`` is None when the message has no message event of its own
-    (only tool calls or results)."""
+    (only tool calls or results). ``options`` are the style choices the provider varies, which
+    the canonical rendering takes (short keys: they are stored with every message that has them)."""
 
     dialect: str
     parts: list[ir.Part] | None = None
     calls: list[Call] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
     resources: list[ir.Resource] = field(default_factory=list)
-    template: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
 
 
-def ph(role: str, index: int, *path: str | int, encode: str | None = None) -> dict[str, Any]:
-    """A placeholder for the value at ``path`` of piece ``index`` of kind ``role``
-    (``msg``: the message body, ``call``/``result``: an event body, ``res``: a resource)."""
-    out: dict[str, Any] = {PLACEHOLDER: [role, index, *path]}
-    if encode:
-        out["encode"] = encode
-    return out
+@dataclass
+class Pieces:
+    """What a dialect renders content_json from, as ASIF JSON: the message's parts, its tool
+    call and tool result bodies, and the resources its parts name (by id)."""
+
+    role: str
+    parts: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    results: list[dict[str, Any]]
+    resources: dict[str, dict[str, Any]]
 
 
 def fill(template: Any, pieces: dict[str, list[Any]]) -> Any:
-    """The template with each placeholder replaced by its value in ``pieces`` (ASIF JSON)."""
+    """The template with each placeholder replaced by its value in ``pieces`` (ASIF JSON).
+
+    Only for documents written by the first release, which kept a template of content_json
+    in the message's state; today's keep a difference from the canonical rendering."""
     if isinstance(template, dict):
         if PLACEHOLDER in template:
             role, index, *path = template[PLACEHOLDER]
@@ -89,11 +96,39 @@ def external(rid: str, url: str) -> ir.Resource:
                        locator=url, explanation="Referenced by URL in the message; never fetched.")
 
 
-def parse_arguments(text: str) -> tuple[Any, str, bool]:
-    """(arguments, status, re-encodes exactly): a JSON string that does not parse is partial,
-    and its arguments are unknown (null), never guessed."""
+def parse_arguments(text: str) -> tuple[Any, str]:
+    """(arguments, status): a JSON string that does not parse is partial, and its arguments are
+    unknown (null), never guessed."""
     try:
-        value = msgspec.json.decode(text)
+        return msgspec.json.decode(text), "complete"
     except msgspec.DecodeError:
-        return None, "partial", False
-    return value, "complete", json.dumps(value, ensure_ascii=False) == text
+        return None, "partial"
+
+
+def json_text(value: Any, spaced: bool) -> str:
+    """A JSON text in one of the two styles providers write: compact (``{"a":1}``, what the
+    APIs return) or spaced (``{"a": 1}``, Python's default)."""
+    if spaced:
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def members(anchor: str, events: dict[str, Any]) -> dict[str, Any]:
+    """The events a dialect split one message into, found by the ids the reader gives them:
+    the message itself under the record's id, then ``<id>/call/<k>`` and ``<id>/result/<k>``
+    (the first of them under the record's id when there is no message). ``events`` maps ids to
+    IR events. A message whose events were renamed on a collision stores its members instead."""
+    first = events[anchor].body
+    msg = anchor if isinstance(first, ir.Message) else None
+    out: dict[str, Any] = {"msg": msg, "call": [], "result": []}
+    for key, body_type in (("call", ir.ToolCall), ("result", ir.ToolResult)):
+        k = 0
+        while True:
+            eid = anchor if (k == 0 and msg is None and not out["call"] and isinstance(first, body_type)) \
+                else f"{anchor}/{key}/{k}"
+            ev = events.get(eid)
+            if ev is None or not isinstance(ev.body, body_type):
+                break
+            out[key].append(eid)
+            k += 1
+    return out

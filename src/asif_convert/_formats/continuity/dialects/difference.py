@@ -1,0 +1,85 @@
+"""The smallest typed difference between a dialect's canonical rendering of a message's pieces and
+the content_json the export holds.
+
+A difference is a JSON object of these steps (every one optional):
+
+* ``{"=": value}``: the value, replaced whole (a scalar that differs, a list whose length did);
+* ``{"{}": {key: difference}}``: an object's changed or added keys;
+* ``{"-": [key, ...]}``: keys the original does not have;
+* ``{"#": {index: difference}}``: a list's changed items, by position (same length);
+* ``{"k": [key, ...]}``: the original's key order, when it is not the rendering's.
+
+It lives in the converter's own namespace and is read back through :class:`Difference`, so
+nothing a user writes into content_json is ever taken for converter state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET, Struct, UnsetType, field
+
+
+class Difference(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    replace: Any = field(default=UNSET, name="=")
+    edit: dict[str, Difference] | UnsetType = field(default=UNSET, name="{}")
+    removed: list[str] | UnsetType = field(default=UNSET, name="-")
+    items: dict[str, Difference] | UnsetType = field(default=UNSET, name="#")
+    keys: list[str] | UnsetType = field(default=UNSET, name="k")
+
+
+_MISSING = object()
+
+
+def diff(base: Any, target: Any) -> dict[str, Any] | None:
+    """The difference from ``base`` to ``target`` as JSON, or None when they are equal."""
+    if isinstance(base, dict) and isinstance(target, dict):
+        out: dict[str, Any] = {}
+        changed = {}
+        for key, value in target.items():
+            sub = diff(base.get(key, _MISSING), value) if key in base else {"=": value}
+            if sub is not None:
+                changed[key] = sub
+        if changed:
+            out["{}"] = changed
+        removed = [k for k in base if k not in target]
+        if removed:
+            out["-"] = removed
+        order = [k for k in base if k in target] + [k for k in target if k not in base]
+        if order != list(target):
+            out["k"] = list(target)
+        return out or None
+    if isinstance(base, list) and isinstance(target, list) and len(base) == len(target):
+        items = {str(i): sub for i, (a, b) in enumerate(zip(base, target, strict=True))
+                 if (sub := diff(a, b)) is not None}
+        return {"#": items} if items else None
+    if type(base) is type(target) and base == target:  # (1 and 1.0, or true and 1, differ)
+        return None
+    return {"=": target}
+
+
+def apply(base: Any, difference: dict[str, Any] | None) -> Any:
+    """``base`` with ``difference`` applied. Steps that no longer fit (an edit removed the item
+    they changed) are skipped: what the pieces say wins over how the original looked."""
+    if not difference:
+        return base
+    if "=" in difference:
+        return difference["="]
+    if isinstance(base, dict):
+        out = dict(base)
+        for key, sub in difference.get("{}", {}).items():
+            out[key] = apply(out[key], sub) if key in out else apply(None, sub)
+        for key in difference.get("-", ()):
+            out.pop(key, None)
+        if "k" in difference:
+            order = [k for k in difference["k"] if k in out]
+            out = {k: out[k] for k in (*order, *(k for k in out if k not in order))}
+        return out
+    if isinstance(base, list):
+        out_list = list(base)
+        for index, sub in difference.get("#", {}).items():
+            i = int(index) if index.isdigit() else -1
+            if 0 <= i < len(out_list):
+                out_list[i] = apply(out_list[i], sub)
+        return out_list
+    return base

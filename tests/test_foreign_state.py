@@ -1,0 +1,339 @@
+"""The converter's own state is read back through declared types: whatever a document holds in
+the ``agent-continuity/1`` namespace or in the ``asif`` native states of an export, a value of
+another shape is foreign data. It is kept where it stands, reported as a loss, and the conversion
+goes on: never an exception, never exit 3, never an invalid output."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, note
+from hypothesis import strategies as st
+
+from asif_convert import Options, convert
+from asif_convert._registry import get
+
+from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, load_json
+from .strategies import asif_sessions, json_scalars
+from .test_roundtrip import asif_of, exact
+
+NS = "agent-continuity/1"
+ASIF = get("asif")
+CONTINUITY = get("continuity")
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "golden-v1"
+OLD_GOLDENS = sorted(FIXTURES.glob("*.asif.json"))
+
+# The converter's own vocabulary: keys and values a hand edit (or a hostile document) might
+# use to impersonate its state.
+VOCABULARY = ("members", "template", "dialect", "msg", "call", "result", "res", "role", "text_content",
+              "sequence", "status", "id", "session_id", "run_id", "branch_id_absent", "synthesized", "absent",
+              "asif.piece/1", "asif.parts/1", "encode", "patch", "losses", "=", "{}", "[]", "-", "order", "key",
+              "native_states_added", "parent_branch_id", "branch_id", "metadata", "summary", "provider", "kind")
+vocab_json = st.recursive(
+    st.one_of(json_scalars, st.sampled_from(VOCABULARY)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.one_of(st.sampled_from(VOCABULARY), st.text(max_size=4)), inner,
+                                            max_size=4)),
+    max_leaves=10,
+)
+
+
+def encode(doc: Any) -> bytes:
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
+def errors(fmt: Any, doc: Any) -> list:
+    return [p for p in fmt.validate(doc) if p.severity == "error"]
+
+
+def golden(name: str) -> dict[str, Any]:
+    source = next(p for p in CONTINUITY_FILES if name in p.name)
+    return json.loads(asif_of(source))
+
+
+def state_of(event: dict[str, Any]) -> dict[str, Any]:
+    return event["extensions"][NS]
+
+
+def there_and_back(doc: dict[str, Any], residual: bool = True) -> tuple[Any, Any]:
+    middle = convert(encode(doc), to="continuity", options=Options(residual=residual))
+    assert errors(CONTINUITY, middle.document) == []
+    back = convert(middle.output, to="asif")
+    assert errors(ASIF, back.document) == []
+    return middle, back
+
+
+def _edit_session_string(doc):
+    doc["session"][NS] = "a string"
+    return None
+
+
+def _edit_status_number(doc):
+    doc["session"][NS] = {"status": 5}
+    return None
+
+
+def _edit_branch_true(doc):
+    doc["branches"][0][NS] = True
+    return ("branch", doc["branches"][0]["id"])
+
+
+def _edit_sequence_string(doc):
+    event = next(e for e in doc["events"] if NS in e.get("extensions", {}))
+    state_of(event)["sequence"] = "3"
+    return ("event", event["id"])
+
+
+def first_release(name: str) -> dict[str, Any]:
+    return load_json(next(p for p in OLD_GOLDENS if name in p.name))
+
+
+def _edit_diff_shape(doc):
+    event = next(e for e in doc["events"] if "dialect" in e.get("extensions", {}).get(NS, {}))
+    state_of(event)["diff"] = {"#": {"0": 5}}
+    return ("event", event["id"])
+
+
+def _edit_style_order(doc):
+    event = next(e for e in doc["events"] if "dialect" in e.get("extensions", {}).get(NS, {}))
+    state_of(event)["style"] = {"o": "xyz"}
+    return ("event", event["id"])
+
+
+def _edit_members_missing(doc):
+    event = next(e for e in doc["events"] if "dialect" in e.get("extensions", {}).get(NS, {}))
+    state_of(event)["members"] = {"msg": event["id"], "call": ["nowhere"], "result": []}
+    return ("event", event["id"])
+
+
+def _edit_template_missing_part(doc):
+    event = next(e for e in doc["events"] if "template" in e.get("extensions", {}).get(NS, {}))
+    state_of(event)["template"] = [{"type": "text", "text": {"asif.piece/1": ["msg", 0, "parts", 7, "text"]}}]
+    return ("event", event["id"])
+
+
+def _edit_member_missing(doc):
+    event = next(e for e in doc["events"] if "members" in e.get("extensions", {}).get(NS, {}))
+    state_of(event)["members"]["call"] = ["nowhere"]
+    return ("event", event["id"])
+
+
+def _edit_member_of_two_groups(doc):
+    anchors = [e for e in doc["events"] if "members" in e.get("extensions", {}).get(NS, {})]
+    state_of(anchors[1])["members"] = copy.deepcopy(state_of(anchors[0])["members"])
+    return ("event", anchors[1]["id"])
+
+
+def _edit_event_list(doc):
+    event = next(e for e in doc["events"] if NS in e.get("extensions", {}))
+    event["extensions"][NS] = [1, 2]
+    return ("event", event["id"])
+
+
+def _edit_context_summary(doc):
+    doc["contexts"][0][NS]["summary"] = "not an object"
+    return ("context", doc["contexts"][0]["id"])
+
+
+def _edit_resource_portable(doc):
+    resource = next(r for r in doc["resources"] if NS in r)
+    resource[NS]["portable"] = "yes"
+    return ("resource", resource["id"])
+
+
+def _edit_document_absent(doc):
+    doc[NS] = {"absent": ["everything"]}
+    return None
+
+
+EDITS = {
+    "03-anthropic": [_edit_session_string, _edit_status_number, _edit_branch_true, _edit_sequence_string,
+                     _edit_diff_shape, _edit_style_order, _edit_members_missing, _edit_event_list],
+    "first-release 03-anthropic": [_edit_template_missing_part, _edit_member_missing, _edit_member_of_two_groups],
+    "08-checkpoints": [_edit_context_summary],
+    "09-native-states": [_edit_resource_portable],
+    "07-no-branches": [_edit_document_absent],
+}
+
+
+@pytest.mark.parametrize(("name", "edit"), [(n, e) for n, edits in EDITS.items() for e in edits],
+                         ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize("residual", [True, False])
+def test_foreign_state_is_kept_and_reported(name, edit, residual):
+    doc = first_release(name.split()[-1]) if name.startswith("first-release") else golden(name)
+    ref = edit(doc)
+    assert errors(ASIF, doc) == []
+    middle, back = there_and_back(doc, residual)
+    foreign = [loss for loss in middle.losses if loss.id.endswith("(additional properties)")]
+    assert foreign, "a foreign state is reported"
+    if ref is not None:
+        assert any((r.type, r.id) == ref for loss in foreign for r in loss.references or ()), ref
+    if residual and name.startswith("first-release"):  # the rest comes back in today's form
+        edited = next(e for e in doc["events"] if e["id"] == ref[1])
+        returned = next(e for e in back.document["events"] if e["id"] == ref[1])
+        assert exact(edited, returned) == {}, "kept where it stands"
+    elif residual:
+        assert exact(doc, back.document) == {}, "kept where it stands"
+
+
+@st.composite
+def with_foreign_state(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid ASIF session (generated, or one the converter wrote) with arbitrary JSON put
+    under the agent-continuity/1 key of one of its objects."""
+    goldens = sorted((FIXTURES.parents[1].parent / "corpus" / "golden").glob("*.asif.json"))
+    doc = copy.deepcopy(draw(st.one_of(asif_sessions(), st.sampled_from(goldens).map(load_json))))
+    nodes = list(_objects(doc))
+    owners = [n for n in nodes if NS in n]  # where the converter's state is: most worth breaking
+    node = draw(st.sampled_from(owners if owners and draw(st.booleans()) else nodes))
+    value = draw(vocab_json)
+    if isinstance(node.get(NS), dict) and draw(st.booleans()):  # change one field of a real state
+        node[NS] = {**node[NS], draw(st.sampled_from([*node[NS], *VOCABULARY])): value}
+    else:
+        node[NS] = value
+    return doc
+
+
+def _objects(value: Any):
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _objects(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _objects(v)
+
+
+@given(with_foreign_state(), st.booleans())
+def test_any_json_under_the_namespace_never_breaks_a_conversion(doc, residual):
+    assume(errors(ASIF, doc) == [])
+    note(json.dumps(doc, ensure_ascii=False))
+    middle, back = there_and_back(doc, residual)  # raises on exit 3, asserts valid outputs
+    if residual:
+        assert exact(doc, back.document) == {}
+    ids = [loss["id"] for loss in back.document.get("losses", [])]
+    assert len(ids) == len(set(ids))
+
+
+# -- the asif native states of an export -------------------------------------------------------
+
+
+def _asif_state(export: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(s for s in export["native_states"] if s["provider"] == "asif" and s["kind"] == kind)
+
+
+def _middle(example) -> dict[str, Any]:
+    return convert(example.read_bytes(), to="continuity").document
+
+
+@pytest.mark.parametrize("payload", [
+    "a string", {"patch": "x"}, {"patch": {"=": 1, "extra": 2}}, {"patch": {"{}": {"events": {"[]": {"x": 1}}}}},
+    {"patch": {"{}": {"session": {"=": 5}}}},  # applies, but restores an invalid session
+    {"patch": {"{}": {"events": {"[]": {}, "order": ["nowhere"]}}}},
+], ids=str)
+def test_a_foreign_residual_is_an_ordinary_native_state(payload):
+    example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
+    export = _middle(example)
+    _asif_state(export, "residual/1")["payload"] = payload
+    back = convert(encode(export), to="asif")
+    assert errors(ASIF, back.document) == []
+    kept = [r for r in back.document["resources"] if r.get(NS, {}).get("kind") == "residual/1"]
+    assert kept and json.loads(kept[0]["text"]) == payload
+
+
+@pytest.mark.parametrize("payload", [
+    {"losses": "x"}, {"losses": [{"id": "only-an-id"}]}, {"losses": [], "more": 1},
+    {"ours": {"kind": "dropped", "fields": {"no such field": []}}},
+    {"ours": {"kind": "lost", "fields": {}}}, {"ours": {"kind": "dropped", "fields": {"capture.id": [["", "x"]]}}},
+], ids=str)
+def test_foreign_travelled_losses_are_an_ordinary_native_state(payload):
+    example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
+    export = convert(example.read_bytes(), to="continuity", options=Options(residual=False)).document
+    _asif_state(export, "losses/1")["payload"] = payload
+    back = convert(encode(export), to="asif")
+    assert errors(ASIF, back.document) == []
+    assert any(r.get(NS, {}).get("kind") == "losses/1" for r in back.document["resources"])
+
+
+def test_travelled_losses_with_one_id_twice_come_back_once():
+    example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
+    export = convert(example.read_bytes(), to="continuity", options=Options(residual=False)).document
+    loss = {"id": "vendor:twice", "stage": "capture", "kind": "vendor", "scope": "tools", "explanation": "said twice"}
+    _asif_state(export, "losses/1")["payload"]["losses"] += [loss, {**loss, "explanation": "and again"}]
+    back = convert(encode(export), to="asif").document
+    ids = [loss["id"] for loss in back["losses"]]
+    assert len(ids) == len(set(ids))
+
+
+# -- documents written by earlier versions ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", OLD_GOLDENS, ids=lambda p: p.name)
+def test_documents_written_by_the_first_release_convert_back_exactly(path):
+    """ASIF written from the corpus exports by the first release (kept as fixtures) still
+    converts back to exactly the export it came from."""
+    source = next(p for p in CONTINUITY_FILES if p.name == path.name.replace(".asif.json", ".json"))
+    back = convert(path.read_bytes(), to="continuity")
+    assert exact(load_json(source), back.document) == {}
+
+
+# -- the return trip without the residual --------------------------------------------------------
+
+
+@st.composite
+def edited_sessions(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid ASIF session with the edits a user makes and continuity cannot hold."""
+    doc = copy.deepcopy(draw(st.one_of(asif_sessions(), st.sampled_from(ASIF_EXAMPLES).map(load_json))))
+    messages = [e for e in doc["events"] if e["kind"] == "message"]
+    if messages and draw(st.booleans()):
+        draw(st.sampled_from(messages))["data"]["role"] = draw(st.sampled_from(["system", "developer", "tool"]))
+    if draw(st.booleans()):
+        doc["session"].pop("title", None)
+    return doc
+
+
+@given(edited_sessions())
+def test_the_return_trip_without_residual_is_valid_asif(doc):
+    assume(errors(ASIF, doc) == [])
+    note(json.dumps(doc, ensure_ascii=False))
+    _, back = there_and_back(doc, residual=False)
+    ids = [loss["id"] for loss in back.document.get("losses", [])]
+    assert len(ids) == len(set(ids))
+
+
+# -- forks -------------------------------------------------------------------------------------
+
+
+def test_the_fork_point_comes_from_the_childs_messages():
+    """Events are numbered apart from messages: a child's event numbered 2 says nothing about
+    where its messages (numbered from 4) diverged."""
+    doc = load_json(next(p for p in CONTINUITY_FILES if "forks" in p.name))
+    doc["events"][0]["sequence"] = 2  # evt-05-1, on the token-bucket branch
+    forks = {b["id"]: b.get("fork") for b in convert(encode(doc), to="asif").document["branches"]}
+    assert forks["br-05-alt-token-bucket"]["event_id"] == "msg-05-main-3"
+
+
+def test_strict_refuses_every_parent_cycle():
+    from asif_convert import InvalidInput
+
+    doc = load_json(next(p for p in CONTINUITY_FILES if "forks" in p.name))
+    doc["branches"][0]["parent_branch_id"] = "br-05-alt-redis"  # main -> redis -> token-bucket -> main
+    assert convert(encode(doc), to="asif").warnings  # converts, and says so
+    with pytest.raises(InvalidInput) as info:
+        convert(encode(doc), to="asif", options=Options(strict=True))
+    assert {p.rule for p in info.value.problems} == {"CONT-PARENT-CYCLE"}
+    assert {p.path for p in info.value.problems} == {f"/branches/{i}/parent_branch_id" for i in range(3)}
+
+
+def test_losses_spelled_out_as_earlier_versions_wrote_them_are_read_the_same():
+    example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
+    export = convert(example.read_bytes(), to="continuity", options=Options(residual=False)).document
+    today = convert(encode(export), to="asif").document
+    payload = _asif_state(export, "losses/1")["payload"]
+    assert payload["ours"]["fields"]
+    ours = {f"translation:{key}" for key in payload["ours"]["fields"]}
+    spelled = [loss for loss in today["losses"] if loss["id"] in ours]
+    _asif_state(export, "losses/1")["payload"] = {"losses": payload["losses"] + spelled}
+    assert exact(today, convert(encode(export), to="asif").document) == {}
