@@ -23,6 +23,11 @@ IR_VERSION = "1"
 Json = Any
 Opt = UnsetType  # shorthand in annotations: ``str | Opt`` means "may be absent"
 LossStage = Literal["capture", "normalization", "redaction", "translation"]
+ArgumentsStatus = Literal["complete", "partial", "unknown"]
+ToolOutcome = Literal["success", "error", "cancelled", "unknown"]
+ParticipantKind = Literal["human", "agent", "tool", "service", "unknown"]
+CoverageStatus = Literal["complete", "partial", "known_empty", "unavailable", "excluded", "not_inspected",
+                         "not_applicable"]
 
 
 class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -95,7 +100,7 @@ class ToolCall(Node, kw_only=True, tag_field="kind", tag="tool_call"):
     call_id: str
     tool_id: str
     arguments: Json
-    arguments_status: Literal["complete", "partial", "unknown"]
+    arguments_status: ArgumentsStatus
     retry_of: str | Opt = UNSET
 
 
@@ -103,7 +108,7 @@ class ToolResult(Node, kw_only=True, tag_field="kind", tag="tool_result"):
     call_id: str
     result_index: int
     terminal: bool
-    outcome: Literal["success", "error", "cancelled", "unknown"]
+    outcome: ToolOutcome
     parts: list[Part]
 
 
@@ -250,7 +255,7 @@ class Session(Node, kw_only=True):
 
 class Participant(Node, kw_only=True):
     id: str
-    kind: Literal["human", "agent", "tool", "service", "unknown"]
+    kind: ParticipantKind
     name: str | Opt = UNSET
     provider: str | Opt = UNSET
     native_id: str | Opt = UNSET
@@ -359,9 +364,7 @@ SCOPES = (
 
 class Coverage(Node, kw_only=True):
     scope: str
-    status: Literal[
-        "complete", "partial", "known_empty", "unavailable", "excluded", "not_inspected", "not_applicable"
-    ]
+    status: CoverageStatus
     detail: str
 
 

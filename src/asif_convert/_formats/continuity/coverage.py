@@ -23,7 +23,7 @@ def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
                        if isinstance(d := ev.native.get(NAMESPACE, {}).get("dialect"), str)})
     synthesized = any(b.native.get(NAMESPACE, {}).get("synthesized") for b in doc.branches)
     natives = [r for r in doc.resources if r.purpose == "native"]
-    status: dict[str, tuple[str, str]] = {
+    status: dict[str, tuple[ir.CoverageStatus, str]] = {
         "participants": ("partial", "Participants are synthesized from message roles (and a runtime actor "
                                     "for events); the export records no participant identities."),
         "conversation": ("complete", f"All {len(raw['messages'])} messages of the export are included."),

@@ -51,7 +51,7 @@ def _event_first(msg: tuple[datetime | None, int | None], ev: tuple[datetime | N
                 return t_ev < t_msg
         except TypeError:  # naive against aware: not comparable
             pass
-    return s_ev is not None and s_ev < s_msg
+    return s_ev is not None and s_msg is not None and s_ev < s_msg
 
 
 def _timestamp(value: Any) -> datetime | None:

@@ -101,7 +101,7 @@ class ContinuityFormat:
 def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any] | None:
     """``patch.diff`` of the two documents as ASIF JSON, dumping only the records that differ:
     most records are equal, and msgspec compares them without leaving C."""
-    swap = {name: [] for name in _RECORDS}
+    swap: dict[str, list[Any]] = {name: [] for name in _RECORDS}
     out = patch.diff(codec.dump_document(msgspec.structs.replace(base, **swap)),
                      codec.dump_document(msgspec.structs.replace(target, **swap))) or {}
     for name, key in _RECORDS.items():
@@ -217,9 +217,9 @@ def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any
                 source_id: str | None = None) -> ir.Document:
     doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, files=files, source_id=source_id,
                       carried=carried)
-    travelled = [codec.load_loss(loss) for loss in _merge_losses([], _resolved(travelled, doc))]
-    ids = {loss.id for loss in travelled}
-    doc.losses = travelled + [loss for loss in ledger.losses() if loss.id not in ids]
+    arrived = [codec.load_loss(loss) for loss in _merge_losses([], _resolved(travelled, doc))]
+    ids = {loss.id for loss in arrived}
+    doc.losses = arrived + [loss for loss in ledger.losses() if loss.id not in ids]
     return doc
 
 

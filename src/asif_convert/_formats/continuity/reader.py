@@ -38,8 +38,9 @@ from asif_convert._validation.schemas import is_asif_event
 from asif_convert._version import __version__
 
 # Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
-ROLE_ACTORS = {"user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}
-RUNTIME = ("runtime", "service")
+ROLE_ACTORS: dict[str, tuple[str, ir.ParticipantKind]] = {
+    "user": ("user", "human"), "assistant": ("assistant", "agent"), "tool": ("tool", "tool")}
+RUNTIME: tuple[str, ir.ParticipantKind] = ("runtime", "service")
 
 _REPORTED = ir.Provenance(mode="reported", producer=SOURCE_PRODUCER)
 
@@ -340,10 +341,10 @@ class _Reader:
             members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
         for k, result in enumerate(split.results):
             self.roles["tool"] = None
-            body = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
-                                 parts=result.parts)
+            answer = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
+                                   parts=result.parts)
             rid = eid if not events else self.ids.claim(f"{eid}/result/{k}", "result")
-            members["result"].append(add(rid, body, ROLE_ACTORS["tool"][0]))
+            members["result"].append(add(rid, answer, ROLE_ACTORS["tool"][0]))
         renamed = {}
         for res in split.resources:
             new_id = self.resource_ids.claim(res.id, "resource")

@@ -131,7 +131,7 @@ def decode(value: Any, kind: type[_State]) -> dict[str, Any] | None:
         msgspec.convert(value, kind)
     except msgspec.ValidationError:
         return None
-    return value  # type: ignore[no-any-return]  # checked above: a dict of exactly those fields
+    return value  # checked above: a dict of exactly those fields
 
 
 # -- the asif native states of an export ---------------------------------------------------------

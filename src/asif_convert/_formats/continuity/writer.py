@@ -130,11 +130,16 @@ class _Writer:
     def message(self, ev: ir.Event) -> dict[str, Any]:
         n = self._nat(ev)
         out = self._common(ev, n, "message_id")
-        group = self.groups.get(ev.id)
-        role = group[0] if group else ev.body.role
+        group = self.groups.get(ev.id)  # a split message is written from its group, whatever event leads it
+        if group:
+            role, text, content, carried = (*group, False)
+        else:
+            body = ev.body
+            assert isinstance(body, ir.Message), "an event outside a group is written as a message only if it is one"
+            role = body.role
+            text, content, carried = self._parts(body.parts)
         out["role"] = role if role in ROLES else "user"
         out["status"] = (n or {}).get("status", "complete")
-        text, content, carried = (*group[1:], False) if group else self._parts(ev.body.parts)
         if content is not _NONE:
             out["content_json"] = content
         if carried:

@@ -65,7 +65,7 @@ def _block(b: dict[str, Any], out: Split, mid: str, parts: list[ir.Part], top: b
         out.calls.append(Call(call_id=b["id"], name=b["name"], arguments=b["input"], status="complete"))
         return "c"
     if top and kind == "tool_result" and isinstance(b.get("tool_use_id"), str) and b["tool_use_id"]:
-        outcome = "error" if b.get("is_error") is True else "success"
+        outcome: ir.ToolOutcome = "error" if b.get("is_error") is True else "success"
         result = Result(call_id=b["tool_use_id"], outcome=outcome, parts=[])
         k = len(out.results)
         out.results.append(result)

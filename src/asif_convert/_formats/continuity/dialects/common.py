@@ -22,13 +22,13 @@ class Call:
     call_id: str
     name: str
     arguments: Any
-    status: str  # complete | partial
+    status: ir.ArgumentsStatus  # complete | partial
 
 
 @dataclass
 class Result:
     call_id: str
-    outcome: str  # success | error | unknown
+    outcome: ir.ToolOutcome  # success | error | unknown
     parts: list[ir.Part]
 
 
@@ -96,7 +96,7 @@ def external(rid: str, url: str) -> ir.Resource:
                        locator=url, explanation="Referenced by URL in the message; never fetched.")
 
 
-def parse_arguments(text: str) -> tuple[Any, str]:
+def parse_arguments(text: str) -> tuple[Any, ir.ArgumentsStatus]:
     """(arguments, status): a JSON string that does not parse is partial, and its arguments are
     unknown (null), never guessed."""
     try:
