@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from asif_convert import Options, convert
 
 from .strategies import json_values
-from .test_foreign_state import NS, VOCABULARY
+from .test_foreign_state import NS, VOCABULARY, _objects
 from .test_roundtrip import exact
 
 
@@ -158,16 +158,6 @@ def dialect_messages(draw: st.DrawFn) -> dict[str, Any]:
             target = draw(st.sampled_from(objects))
             target[draw(vocab_keys)] = draw(vocab_values)
     return export(("assistant", pair[0]), ("tool", pair[1]))
-
-
-def _objects(value: Any):
-    if isinstance(value, dict):
-        yield value
-        for v in value.values():
-            yield from _objects(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _objects(v)
 
 
 @given(dialect_messages())

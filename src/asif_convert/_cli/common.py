@@ -33,7 +33,7 @@ class LossPolicy(StrEnum):
     error = "error"  # refuse (exit 4, nothing written) when any loss would be recorded
 
 
-def _size(text: str) -> int:
+def size_option(text: str) -> int:
     try:
         value = parse_size(text)
     except ValueError as exc:
@@ -66,13 +66,13 @@ NoResidualOpt = Annotated[bool, typer.Option(
     "--no-residual", help="When writing continuity: leave out what it cannot express (each part is then a 'dropped' "
                           "loss) instead of carrying it for an exact return trip.")]
 MaxBytesOpt = Annotated[int, typer.Option(
-    "--max-bytes", metavar="SIZE", parser=_size, show_default=f"{DEFAULT_LIMITS.max_bytes >> 20}M",
+    "--max-bytes", metavar="SIZE", parser=size_option, show_default=f"{DEFAULT_LIMITS.max_bytes >> 20}M",
     help="Refuse inputs larger than this many bytes (K, M, G: KiB, MiB, GiB).")]
 MaxDepthOpt = Annotated[int, typer.Option(
     "--max-depth", metavar="N", min=1, max=DEPTH_CEILING,
     help=f"Refuse inputs whose arrays and objects nest deeper than this (at most {DEPTH_CEILING}).")]
 MaxStringOpt = Annotated[int, typer.Option(
-    "--max-string", metavar="SIZE", parser=_size, show_default=f"{DEFAULT_LIMITS.max_string >> 20}M",
+    "--max-string", metavar="SIZE", parser=size_option, show_default=f"{DEFAULT_LIMITS.max_string >> 20}M",
     help="Refuse inputs with a string (or key) longer than this many characters.")]
 
 

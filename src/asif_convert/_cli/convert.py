@@ -30,13 +30,13 @@ from asif_convert._cli.common import (
     ReportOpt,
     StrictOpt,
     ToOpt,
-    _size,
     build_limits,
     build_options,
     check_formats,
     err,
     gc_paused,
     guard,
+    size_option,
 )
 from asif_convert._errors import InvalidInput, Problem, UsageError
 from asif_convert._limits import Limits
@@ -48,10 +48,10 @@ ArtifactsRootOpt = Annotated[Path | None, typer.Option(
     "--artifacts-root", metavar="DIR", help="Embed each artifact's file, found by its path inside DIR only (no "
                                             "absolute paths, '..' or links); without it no file is opened.")]
 ArtifactMaxOpt = Annotated[int, typer.Option(
-    "--artifact-max-bytes", metavar="SIZE", parser=_size, show_default="64M",
+    "--artifact-max-bytes", metavar="SIZE", parser=size_option, show_default="64M",
     help="Leave an artifact unavailable when its file is larger than this.")]
 ArtifactsTotalOpt = Annotated[int, typer.Option(
-    "--artifacts-max-total", metavar="SIZE", parser=_size, show_default="256M",
+    "--artifacts-max-total", metavar="SIZE", parser=size_option, show_default="256M",
     help="Read at most this many bytes of artifact files in all.")]
 ArtifactsOutOpt = Annotated[Path | None, typer.Option(
     "--artifacts-out", metavar="DIR", help="Write the embedded files back as artifact files, under their paths "
