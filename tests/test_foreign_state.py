@@ -13,10 +13,10 @@ import pytest
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
 
-from asif_convert import Options, convert
+from asif_convert import InvalidInput, Options, UsageError, convert
 from asif_convert._registry import get
 
-from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, load_json
+from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, ROOT, load_json
 from .strategies import asif_sessions, json_scalars
 from .test_roundtrip import asif_of, exact
 
@@ -316,8 +316,6 @@ def test_the_fork_point_comes_from_the_childs_messages():
 
 
 def test_strict_refuses_every_parent_cycle():
-    from asif_convert import InvalidInput
-
     doc = load_json(next(p for p in CONTINUITY_FILES if "forks" in p.name))
     doc["branches"][0]["parent_branch_id"] = "br-05-alt-redis"  # main -> redis -> token-bucket -> main
     assert convert(encode(doc), to="asif").warnings  # converts, and says so
@@ -337,3 +335,58 @@ def test_losses_spelled_out_as_earlier_versions_wrote_them_are_read_the_same():
     spelled = [loss for loss in today["losses"] if loss["id"] in ours]
     _asif_state(export, "losses/1")["payload"] = {"losses": payload["losses"] + spelled}
     assert exact(today, convert(encode(export), to="asif").document) == {}
+
+
+# -- inputs an outside sweep found ending in exit 3 ------------------------------------------
+
+_SID = {"session_id": "s", "title": "t", "status": "active", "active_branch_id": "main"}
+_SYNTH = {"mode": "synthetic", "producer": "p", "method": "m", "inputs": []}
+
+
+def test_an_empty_run_id_names_no_execution_and_comes_back():
+    export = {"format": "agent-continuity-export", "session": _SID,
+              "messages": [{"message_id": "m", "session_id": "s", "role": "user", "status": "complete",
+                            "text_content": "hi", "sequence": 1, "run_id": ""}],
+              "events": [{"event_id": "e", "session_id": "s", "event_type": "x", "payload": {}, "run_id": ""}],
+              "checkpoints": []}
+    session = convert(json.dumps(export).encode(), to="asif")
+    assert all("execution_id" not in e for e in json.loads(session.output)["events"])
+    assert json.loads(convert(session.output, to="continuity").output) == export
+
+
+def test_an_extension_value_with_a_non_string_event_type_is_foreign():
+    doc = load_json(ROOT / "corpus" / "golden" / "11-message-statuses.asif.json")
+    ext = next(e for e in doc["events"] if e["kind"] == "extension"
+               and e["data"].get("type") == "agent-continuity.event/1")
+    ext["data"]["value"]["event_type"] = 1.5
+    back = convert(json.dumps(doc).encode(), to="continuity")
+    assert exact(doc, json.loads(convert(back.output, to="asif").output)) == {}
+
+
+@pytest.mark.parametrize("case", ["missing cause", "missing dependency"])
+def test_carried_asif_records_that_break_asif_rules_are_the_inputs_fault(case):
+    if case == "missing cause":
+        event = {"event_id": "e2", "session_id": "s", "event_type": "asif.tool_call",
+                 "payload": {"actor_id": "agent", "causes": [{"event_id": "e1"}], "provenance": _SYNTH,
+                             "data": {"call_id": "c", "tool_id": "t", "arguments": {}, "arguments_status": "complete"}}}
+        state = {"state_id": "asif:carried", "session_id": "s", "provider": "asif", "kind": "carried/1",
+                 "payload": {"events": ["e2"]}, "portable": True}
+    else:
+        event = {"event_id": "w", "session_id": "s", "event_type": "asif.task_update",
+                 "payload": {"actor_id": "agent", "causes": [], "provenance": _SYNTH,
+                             "data": {"task_id": "write", "revision": 3, "status": "pending", "parts": [],
+                                      "dependencies": ["gather"]}}}
+        state = {"state_id": "asif:residual", "session_id": "s", "provider": "asif", "kind": "residual/1",
+                 "payload": {"patch": {}}, "portable": True}
+    export = {"format": "agent-continuity-export", "session": _SID, "messages": [], "events": [event],
+              "checkpoints": [], "native_states": [state]}
+    with pytest.raises(InvalidInput, match="in the asif records the input carries"):
+        convert(json.dumps(export).encode(), to="asif")
+
+
+def test_options_and_limits_of_the_wrong_type_are_a_usage_error():
+    data = CONTINUITY_FILES[0].read_bytes()
+    with pytest.raises(UsageError, match="options must be an asif_convert.Options"):
+        convert(data, to="asif", options=1)  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        convert(data, to="asif", limits=1)  # type: ignore[arg-type]

@@ -220,6 +220,8 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     (re-indented or compacted), with no losses."""
     options = options or Options()
     limits = limits or Limits()
+    if not isinstance(options, Options) or not isinstance(limits, Limits):
+        raise UsageError("options must be an asif_convert.Options and limits an asif_convert.Limits")
     dst = get(to)
     if package and dst.name != "asif":
         raise UsageError(f"a package carries an ASIF session; {dst.name} output cannot be packaged")
@@ -263,6 +265,9 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         bad = [p for p in dst.validate(out) if p.severity == "error"]
         if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:
             raise InvalidInput(problems, name)  # the input's own problems, carried into the output: not a bug
+        if bad and ctx.carries_target_records:
+            raise InvalidInput([msgspec.structs.replace(p, message=f"{p.message} (in the {dst.name} records the "
+                                                                    "input carries, as converted)") for p in bad], name)
         if bad:
             who = "asif-convert" if dst in BUILTINS else f"the {dst.name} format plugin ({type(dst).__module__})"
             raise InternalError(f"{who} produced an invalid {dst.name} document from {name} "

@@ -85,6 +85,10 @@ class Context:
     files: ArtifactFiles | None = None  # artifact files, inside Options.artifacts_root only
     embedded: dict[str, bytes] = field(default_factory=dict)  # bytes of the files a document embeds by path
     source_id: str | None = None  # with Options.source_pointers: the id of the input's own resource
+    # The input carries records of the target format verbatim (an export carrying ASIF events a
+    # continuity writer put there): an output that breaks the target's rules may break them
+    # where those records do, which is the input's fault, not the converter's.
+    carries_target_records: bool = False
 
     def ledger(self, table: str | MappingTable, kind: str | None = None) -> Ledger:
         """A new ledger whose losses this conversion reports. ``table`` is a mapping table a

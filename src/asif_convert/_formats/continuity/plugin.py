@@ -55,6 +55,7 @@ class ContinuityFormat:
     def read(self, doc: Any, ctx: Context) -> ir.Document:
         codec = codec_for(ctx.namespaces)
         raw, losses, diff, carried = residual.split(doc)
+        ctx.carries_target_records = carried.first_release or bool(carried.messages or carried.events)
         travelled = losses.get("losses", []) + _own_losses(codec, losses.get("ours"))
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.

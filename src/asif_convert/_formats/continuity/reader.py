@@ -154,7 +154,7 @@ class _Reader:
 
     def _execution(self, rec: dict[str, Any]) -> str | ir.UnsetType:
         run = rec.get("run_id")
-        if isinstance(run, str):
+        if isinstance(run, str) and run:  # ASIF ids are never empty: an empty run_id names no execution
             self.runs[run] = None
             return run
         return ir.UNSET
@@ -275,8 +275,8 @@ class _Reader:
         if ev.id != rec[id_field]:
             native["id"] = rec[id_field]
             self.ledger.add(f"{coll}[].{id_field}", *ref)
-        if "run_id" in rec and rec["run_id"] is None:
-            native["run_id"] = None
+        if "run_id" in rec and not rec["run_id"]:  # null or "": no execution_id to carry it
+            native["run_id"] = rec["run_id"]
         if "created_at" in rec:
             ev.time = rec["created_at"]
         branch = self._branch_of(rec, coll, ref, native)

@@ -81,7 +81,7 @@ class EventState(_State):
     provider_message_id: str | None | UnsetType = UNSET
     idempotency_key: str | None | UnsetType = UNSET
     sha256: NonEmpty | UnsetType = UNSET
-    run_id: None | UnsetType = UNSET
+    run_id: Literal[""] | None | UnsetType = UNSET  # a run_id naming no execution, kept as written
     branch_id_absent: Literal[True] | UnsetType = UNSET
     dialect: Literal["anthropic-messages", "openai-chat"] | UnsetType = UNSET
     style: Style | UnsetType = UNSET

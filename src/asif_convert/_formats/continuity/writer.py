@@ -164,6 +164,7 @@ class _Writer:
         value = getattr(body, "value", None)
         if (isinstance(body, ir.Extension) and body.type == EVENT_TYPE and not body.interpretation_required
                 and isinstance(value, dict) and value.keys() == {"event_type", "payload"}
+                and isinstance(value["event_type"], str) and value["event_type"]
                 and isinstance(value["payload"], dict) and not body.unknown):
             out["event_type"], out["payload"] = value["event_type"], value["payload"]
         else:
