@@ -9,7 +9,8 @@ from asif_convert import ir
 from asif_convert._formats.continuity import NAMESPACE
 
 _UNSAID = "The agent-continuity export format does not record {}."
-_DIALECTS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions"}
+_DIALECTS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions",
+             "openai-responses": "OpenAI Responses", "google-genai": "Google Gen AI"}
 
 
 def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:

@@ -309,7 +309,8 @@ class _Reader:
             seen.add(call.call_id)
         answered: set[str] = set()
         for result in split.results:  # a second result for one call, even in this message, is not mapped
-            if self.calls.get(result.call_id) != branch or result.call_id in answered:
+            # (a provider-run tool's call and outcome come in one message)
+            if (self.calls.get(result.call_id) != branch and result.call_id not in seen) or result.call_id in answered:
                 self.ledger.add("+dialect-orphan-result", "event", eid)
                 return None
             answered.add(result.call_id)
@@ -337,12 +338,12 @@ class _Reader:
         for k, call in enumerate(split.calls):
             self.tools.setdefault(call.name, None)
             body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
-                               arguments_status=call.status)
+                               arguments_status=call.status, unknown=_executed_by(call.provider_executed))
             members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
         for k, result in enumerate(split.results):
             self.roles["tool"] = None
             answer = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
-                                   parts=result.parts)
+                                   parts=result.parts, unknown=_executed_by(result.provider_executed))
             rid = eid if not events else self.ids.claim(f"{eid}/result/{k}", "result")
             members["result"].append(add(rid, answer, ROLE_ACTORS["tool"][0]))
         renamed = {}
@@ -354,7 +355,7 @@ class _Reader:
             self.dialect_resources.append(res)
         for ev in events:
             for part in ir.parts_of(ev.body):
-                if isinstance(part, ir.ResourcePart):
+                if isinstance(part, ir.ResourcePart | ir.OpaquePart):
                     part.resource_id = renamed.get(part.resource_id, part.resource_id)
 
         anchor = events[0]
@@ -616,6 +617,11 @@ class _Reader:
         return [ir.Lineage(relation="translation", session_id=self.sid,
                            capture_id=f"agent-continuity-export:sha256:{self.digest}",
                            event_id=last.native[NAMESPACE].get("id", last.id), inclusive=True)]
+
+
+def _executed_by(provider: bool) -> dict[str, Any]:
+    """Who ran a tool, said on its call and result where it is not the client: the provider."""
+    return {dialects.EXECUTED_BY: "provider"} if provider else {}
 
 
 def _latest_by_sequence(event_ids: list[str], seq_of: dict[str, Any]) -> tuple[list[int], list[str]]:

@@ -12,13 +12,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from asif_convert._formats.continuity.dialects import anthropic, openai
-from asif_convert._formats.continuity.dialects.common import PLACEHOLDER, REASONING, Pieces, Split, fill, members
+from asif_convert._formats.continuity.dialects import anthropic, google_genai, openai, openai_responses
+from asif_convert._formats.continuity.dialects.common import (
+    EXECUTED_BY,
+    PLACEHOLDER,
+    REASONING,
+    Pieces,
+    Split,
+    fill,
+    members,
+)
 
-__all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "fill", "members", "render", "split"]
+__all__ = ["EXECUTED_BY", "NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "fill", "members", "render",
+           "split"]
 
-_DIALECTS = (anthropic, openai)
+# Detection precedence: the first dialect whose detect accepts a content_json splits it (see
+# docs/dialects-detection.md). OpenAI Chat comes before Responses: a message without "type"
+# that fits both is a Chat message.
+_DIALECTS = (anthropic, openai, openai_responses, google_genai)
 NAMES = tuple(d.NAME for d in _DIALECTS)
+_BY_NAME = {d.NAME: d for d in _DIALECTS}
 
 
 def split(content: Any, role: str, message_id: str) -> Split | None:
@@ -30,5 +43,4 @@ def split(content: Any, role: str, message_id: str) -> Split | None:
 
 def render(name: str, pieces: Pieces, options: dict[str, Any]) -> Any:
     """The canonical content_json of dialect ``name`` for ``pieces``."""
-    dialect = anthropic if name == anthropic.NAME else openai
-    return dialect.render(pieces, options)
+    return _BY_NAME[name].render(pieces, options)

@@ -23,6 +23,7 @@ class Call:
     name: str
     arguments: Any
     status: ir.ArgumentsStatus  # complete | partial
+    provider_executed: bool = False  # a server-side tool: the provider ran it, not the client
 
 
 @dataclass
@@ -30,6 +31,7 @@ class Result:
     call_id: str
     outcome: ir.ToolOutcome  # success | error | unknown
     parts: list[ir.Part]
+    provider_executed: bool = False
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Split:
     results: list[Result] = field(default_factory=list)
     resources: list[ir.Resource] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
+    opaque: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -132,3 +135,31 @@ def members(anchor: str, events: dict[str, Any]) -> dict[str, Any]:
             out[key].append(eid)
             k += 1
     return out
+
+
+EXECUTED_BY = "asif-convert.executed-by"  # property of a tool call or result the provider ran itself
+
+
+def opaque(out: Split, dialect: str, kind: str, block: Any, rid: str) -> ir.OpaquePart:
+    """An opaque part in place of a block the dialect has no ASIF home for: the block is kept
+    whole, as an embedded JSON resource, and its type is listed in ``out.opaque``."""
+    text = json.dumps(block, ensure_ascii=False)
+    raw = text.encode()
+    out.resources.append(ir.Resource(id=rid, media_type="application/json", availability="embedded",
+                                     purpose="input", text=text, bytes=len(raw),
+                                     sha256=hashlib.sha256(raw).hexdigest()))
+    out.opaque.append(kind)
+    return ir.OpaquePart(resource_id=rid, semantic_type=f"{dialect}/{kind}",
+                         reason=f"A {dialect} block of type {kind!r} that ASIF has no semantics for.")
+
+
+def opaque_block(part: dict[str, Any], pieces: Pieces) -> list[Any]:
+    """The block an opaque part keeps (see :func:`opaque`), or nothing when its resource is gone
+    or no longer holds JSON (an edit): the difference, or a loss, says the rest."""
+    res = pieces.resources.get(part.get("resource_id", ""))
+    if res is None or not isinstance(res.get("text"), str):
+        return []
+    try:
+        return [msgspec.json.decode(res["text"])]
+    except msgspec.DecodeError:
+        return []
