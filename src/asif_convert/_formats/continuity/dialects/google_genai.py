@@ -15,6 +15,7 @@ it always follows it).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from asif_convert import ir
@@ -33,7 +34,9 @@ from asif_convert._formats.continuity.dialects.common import (
 NAME = "google-genai"
 DATA = ("text", "inline_data", "file_data", "function_call", "function_response", "executable_code",
         "code_execution_result", "tool_call", "tool_response")
-MODIFIERS = ("thought", "thought_signature", "video_metadata", "media_resolution", "part_metadata")
+# what qualifies a part's datum (kept by the difference when not rendered)
+MODIFIERS = ("thought", "thought_signature", "video_metadata", "media_resolution", "part_metadata",
+             "media_processing", "speech_metadata", "document_metadata", "spreadsheet_metadata", "audio_metadata")
 SIGNATURES = ("thought_signature", "thoughtSignature")
 _OUTCOMES: dict[str, ir.ToolOutcome] = {"OUTCOME_OK": "success", "OUTCOME_FAILED": "error",
                                         "OUTCOME_DEADLINE_EXCEEDED": "error"}
@@ -45,11 +48,8 @@ def camel(name: str) -> str:
     return head + "".join(w.title() for w in rest)
 
 
-_SNAKE = {camel(k): k for k in (*DATA, *MODIFIERS, "mime_type", "display_name", "file_uri", "tool_type")}
-
-
 def _snake(key: str) -> str:
-    return _SNAKE.get(key, key)
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), key)
 
 
 def _get(d: dict[str, Any], key: str) -> Any:

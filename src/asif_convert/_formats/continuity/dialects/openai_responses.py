@@ -72,13 +72,15 @@ OUTPUTS = {
 NO_HOME = ("mcp_approval_request", "mcp_approval_response", "item_reference", "additional_tools",
            "configuration_update", "compaction", "compaction_trigger")
 ITEM_TYPES = ("message", "reasoning", *CALLS, *SERVER_CALLS, *OUTPUTS, *NO_HOME)
+_MESSAGE_KEYS = {"type", "id", "role", "content", "status", "phase"}
 _FINISHED: dict[str, ir.ToolOutcome] = {"completed": "success", "failed": "error", "incomplete": "unknown"}
 _STATUS = {"success": "completed", "error": "failed"}
 
 
 def detect(content: Any) -> bool:
     """One item, or a list of items where at least one is a known item type (the others stay
-    opaque in place). A message without ``type`` counts when it has ``role`` and ``content``
+    opaque in place). A message without ``type`` (or a null one, as the SDK dumps it) counts
+    when it has ``role`` and ``content``
     (what fits OpenAI Chat too is claimed by that dialect first)."""
     items = content if isinstance(content, list) else [content]
     if not items or not all(isinstance(i, dict) and (isinstance(i.get("type"), str) or _untyped_message(i))
@@ -88,7 +90,8 @@ def detect(content: Any) -> bool:
 
 
 def _untyped_message(item: dict[str, Any]) -> bool:
-    return "type" not in item and isinstance(item.get("role"), str) and "content" in item
+    return item.get("type") is None and isinstance(item.get("role"), str) and "content" in item \
+        and item.keys() <= _MESSAGE_KEYS
 
 
 def _kind(item: dict[str, Any]) -> str:
@@ -270,9 +273,9 @@ class _Reader:
     def output(self, item: dict[str, Any], kind: str) -> bool:
         call_id = _id(item, "id" if kind == "local_shell_call_output" else "call_id")
         key = OUTPUTS[kind]
-        if not call_id or key not in item:
+        if not call_id or (key not in item and kind != "apply_patch_call_output"):  # (its output is optional)
             return False
-        body = item[key]
+        body = item.get(key)
         parts: list[ir.Part] = []
         k = len(self.out.results)
         if isinstance(body, str):
@@ -586,7 +589,7 @@ def _output(result: dict[str, Any], kind: str, pieces: Pieces, as_list: bool) ->
         out[key] = _media(res)
     elif len(parts) == 1 and parts[0]["kind"] == "structured" and not as_list:
         out[key] = parts[0]["value"]
-    else:
+    elif parts or kind != "apply_patch_call_output":
         out[key] = [b for p in parts for b in _content(p, pieces)]
     if kind == "apply_patch_call_output" and (status := _STATUS.get(result.get("outcome", ""))) is not None:
         out["status"] = status
