@@ -11,12 +11,16 @@ from typing import Any
 
 import pytest
 from google.genai import types as gtypes
+from hypothesis import given, note
+from hypothesis import strategies as st
 from openai.types import responses as R
 
 from asif_convert import convert, ir
 from asif_convert._formats.continuity.dialects import EXECUTED_BY, REASONING, split
 
+from .strategies import json_values
 from .test_canonical_content import back, event, export, to_asif
+from .test_foreign_state import VOCABULARY, _objects, vocab_json
 from .test_roundtrip import exact
 
 PNG = "iVBORw0KGgo="  # base64 of the PNG signature
@@ -506,3 +510,69 @@ def test_an_edited_copy_of_every_sample_round_trips_through_the_residual():
                     p["text"] += "!"
         again = to_asif(convert(json.dumps(edited).encode(), to="continuity").document)
         assert exact(edited, again) == {}, key
+
+
+# -- properties ------------------------------------------------------------------------------------
+
+_EXCHANGES = [
+    # (the message with the calls, the message with their outcomes)
+    ([_RESPONSES["response_reasoning_item.ResponseReasoningItem"][0],
+      _RESPONSES["response_function_web_search.ResponseFunctionWebSearch"][0],
+      _RESPONSES["response_output_message.ResponseOutputMessage"][0], _CALL],
+     _RESPONSES["response_input_item.FunctionCallOutput"][0]),
+    ([_RESPONSES["response_input_item.ApplyPatchCall"][0], _RESPONSES["response_input_item.McpCall"][0]],
+     [_RESPONSES["response_input_item.ApplyPatchCallOutput"][0]]),
+    ({"role": "model", "parts": [_GOOGLE["thought"][0], _GOOGLE["thought_signature"][0], _GOOGLE["function_call"][0],
+                                 _GOOGLE["executable_code"][0], _GOOGLE["code_execution_result"][0]]},
+     {"role": "user", "parts": [_GOOGLE["function_response"][0], _GOOGLE["inline_data"][0]]}),
+    ({"role": "model", "parts": [{"functionCall": {"id": "fc1", "name": "f", "args": {}}, "thoughtSignature": "c2ln"},
+                                 {"fileData": {"fileUri": "gs://b/a", "mimeType": "text/plain"}}]},
+     {"role": "user", "parts": [{"functionResponse": {"id": "fc1", "name": "f", "response": {"error": "x"}}}]}),
+]
+
+
+vocab_keys = st.one_of(st.sampled_from(VOCABULARY), st.text(max_size=4))
+
+
+@st.composite
+def exchanges(draw: st.DrawFn) -> dict[str, Any]:
+    """An exchange of one of the dialects with any JSON put anywhere in its content: new keys,
+    replaced values (converter vocabulary among them), removed keys."""
+    pair = copy.deepcopy(draw(st.sampled_from(_EXCHANGES)))
+    for content in pair:
+        objects = list(_objects(content))
+        for _ in range(draw(st.integers(1, 3))):
+            target = draw(st.sampled_from(objects))
+            action = draw(st.sampled_from(["add", "replace", "remove"]))
+            if action == "add" or not target:
+                target[draw(vocab_keys)] = draw(vocab_json)
+            elif action == "replace":
+                target[draw(st.sampled_from(sorted(target)))] = draw(st.one_of(vocab_json, json_values(3)))
+            else:
+                del target[draw(st.sampled_from(sorted(target)))]
+    return export(("assistant", pair[0]), ("tool", pair[1]))
+
+
+@given(exchanges())
+def test_any_json_inside_responses_and_google_content_round_trips_exactly(doc):
+    note(json.dumps(doc))
+    there = convert(json.dumps(doc).encode(), to="asif")
+    assert exact(doc, convert(there.output, to="continuity").document) == {}
+
+
+@given(exchanges(), st.data())
+def test_edited_asif_of_these_dialects_comes_back_exactly(doc, data):
+    """ASIF -> continuity -> ASIF is exact after edits of mapped values: texts, arguments, outcomes."""
+    asif = to_asif(doc)
+    for ev in asif["events"]:
+        body = ev["data"]
+        if ev["kind"] == "tool_call" and data.draw(st.booleans()):
+            body["arguments"] = data.draw(json_values(2))
+        if ev["kind"] == "tool_result" and data.draw(st.booleans()):
+            body["outcome"] = data.draw(st.sampled_from(["success", "error", "unknown", "cancelled"]))
+        for p in body.get("parts", []):
+            if p["kind"] == "text" and data.draw(st.booleans()):
+                p["text"] = data.draw(st.text(max_size=5))
+    note(json.dumps(asif))
+    again = to_asif(convert(json.dumps(asif).encode(), to="continuity").document)
+    assert exact(asif, again) == {}

@@ -229,11 +229,11 @@ class _Reader:
         if not self.call(item, kind, SERVER_CALLS[kind], server=True):
             return False
         call_id = self.out.calls[-1].call_id
-        status = item.get("status")
+        status = item.get("status") if isinstance(item.get("status"), str) else None
         if kind != "mcp_list_tools" and status not in _FINISHED:
             self.layout.append("t")  # still running: no outcome yet, and none is invented
             return True
-        outcome: ir.ToolOutcome = _FINISHED.get(status, "unknown") if isinstance(status, str) else "unknown"
+        outcome: ir.ToolOutcome = _FINISHED.get(status or "", "unknown")
         parts: list[ir.Part] = []
         if kind == "file_search_call" and item.get("results") is not None:
             parts.append(ir.StructuredPart(schema=f"{NAME}/file_search_call.results", value=item["results"]))
