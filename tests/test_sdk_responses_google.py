@@ -292,6 +292,51 @@ def test_a_responses_item_maps_and_round_trips_exactly(key, dump, as_list):
     assert again.losses == []
 
 
+_CONTENT_PARTS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    # key: the content part class; value: (part, what it becomes: text, refusal, or a resource's availability)
+    "ResponseInputText": ({"type": "input_text", "text": "a"}, ("text",)),
+    "ResponseInputImage": ({"type": "input_image", "detail": "auto", "file_id": "file-1"}, ("external",)),
+    "ResponseInputFile": ({"type": "input_file", "file_data": f"data:application/pdf;base64,{PNG}",
+                           "filename": "a.pdf"}, ("embedded",)),
+    "ResponseInputAudio": ({"type": "input_audio", "input_audio": {"data": PNG, "format": "wav"}}, ("embedded",)),
+    "ResponseOutputText": ({"type": "output_text", "text": "b", "annotations": [
+        {"type": "file_citation", "file_id": "file-1", "filename": "a.pdf", "index": 0}]}, ("text",)),
+    "ResponseOutputRefusal": ({"type": "refusal", "refusal": "no"}, ("text",)),
+}
+_CONTENT_UNIONS = (R.ResponseInputContent, R.response_output_message.Content, R.ResponseInputAudio)
+
+
+def test_every_message_content_part_type_has_a_sample():
+    members = {m.__name__ for u in _CONTENT_UNIONS for m in _members(u)}
+    assert members == set(_CONTENT_PARTS)
+
+
+@pytest.mark.parametrize("name", sorted(_CONTENT_PARTS))
+def test_a_message_content_part_maps_and_round_trips_exactly(name):
+    cls = next(m for u in _CONTENT_UNIONS for m in _members(u) if m.__name__ == name)
+    part = cls.model_validate(_CONTENT_PARTS[name][0]).to_dict()  # type: ignore[attr-defined]
+    role = "assistant" if name.startswith("ResponseOutput") else "user"
+    doc = export((role, {"type": "message", "role": role, "content": [part]}))
+    asif = to_asif(doc)
+    [mapped] = event(asif, "message")["data"]["parts"]
+    expected = _CONTENT_PARTS[name][1][0]
+    if expected == "text":
+        assert mapped["text"] == part.get("text", part.get("refusal"))
+        assert mapped.get("annotations", []) == part.get("annotations", [])  # attached to its text
+    else:
+        res = next(r for r in asif["resources"] if r["id"] == mapped["resource_id"])
+        assert res["availability"] == expected
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+
+
+def test_a_provider_run_call_whose_status_is_not_a_string_has_no_outcome():
+    search = {**_RESPONSES["response_function_web_search.ResponseFunctionWebSearch"][0], "status": []}
+    doc = export(("assistant", [search]))
+    asif = to_asif(doc)
+    assert [e["kind"] for e in asif["events"]] == ["tool_call"]
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+
+
 # -- Google Gen AI ---------------------------------------------------------------------------------
 
 _GOOGLE: dict[str, tuple[dict[str, Any], tuple[Any, ...]]] = {
