@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import tomllib
 import typing
 from typing import Any
 
@@ -16,8 +17,9 @@ from hypothesis import strategies as st
 from openai.types import responses as R
 
 from asif_convert import convert, ir
-from asif_convert._formats.continuity.dialects import EXECUTED_BY, REASONING, split
+from asif_convert._formats.continuity.dialects import EXECUTED_BY, REASONING, openai_responses, split
 
+from .conftest import ROOT
 from .strategies import json_values
 from .test_canonical_content import back, event, export, to_asif
 from .test_foreign_state import VOCABULARY, _objects, vocab_json
@@ -621,3 +623,11 @@ def test_edited_asif_of_these_dialects_comes_back_exactly(doc, data):
     note(json.dumps(asif))
     again = to_asif(convert(json.dumps(asif).encode(), to="continuity").document)
     assert exact(asif, again) == {}
+
+
+def test_the_mapping_table_names_every_block_type_the_dialects_know():
+    table = tomllib.loads((ROOT / "mappings" / "dialects.toml").read_text())
+    responses = set(table["openai-responses"]["blocks"])
+    assert responses - {"(any other type)"} == set(openai_responses.ITEM_TYPES)
+    google = set(table["google-genai"]["blocks"])
+    assert google - {"(any other field)"} == set(gtypes.Part.model_fields)
