@@ -94,3 +94,58 @@ def test_edited_arguments_travel_back_into_content_json():
                for tc in (m.get("content_json") or {}).get("tool_calls") or ()
                if isinstance(m.get("content_json"), dict)]
     assert '{"query": "edited"}' in encoded
+
+
+def _export(*messages: tuple[str, object]) -> dict:
+    from .sdk_blocks import export
+    return export(*messages)
+
+
+def test_an_unknown_block_stays_opaque_in_its_place_and_the_rest_is_mapped():
+    """Block by block: a block type the dialect does not know is an opaque part (its JSON an
+    embedded resource) where it stood, the tool call beside it is still a call, one loss per
+    block type names the records, and the export comes back exactly."""
+    src = _export(("user", [{"type": "text", "text": "go"}]),
+                  ("assistant", [{"type": "text", "text": "a"}, {"type": "future_block", "x": [1, 2.5]},
+                                 {"type": "tool_use", "id": "t1", "name": "bash", "input": {"c": "ls"}}]),
+                  ("user", [{"type": "future_block", "y": None}, {"type": "text", "text": "b"},
+                            {"type": "other_new", "z": "q"}]))
+    out = convert(json.dumps(src).encode(), to="asif")
+    doc = out.document
+    m2 = next(e for e in doc["events"] if e["id"] == "m2")["data"]["parts"]
+    assert [p["kind"] for p in m2] == ["text", "opaque"]
+    assert m2[1]["semantic_type"] == "anthropic-messages/future_block"
+    res = next(r for r in doc["resources"] if r["id"] == m2[1]["resource_id"])
+    assert res["availability"] == "embedded" and json.loads(res["text"]) == {"type": "future_block", "x": [1, 2.5]}
+    assert res["sha256"] == hashlib.sha256(res["text"].encode()).hexdigest()
+    assert [c["data"]["call_id"] for c in by_kind(doc, "tool_call")] == ["t1"]
+    losses = {loss["id"]: loss for loss in doc["losses"] if loss["id"].startswith("translation:dialect-opaque")}
+    assert set(losses) == {"translation:dialect-opaque-block:anthropic-messages/future_block",
+                           "translation:dialect-opaque-block:anthropic-messages/other_new"}
+    future = losses["translation:dialect-opaque-block:anthropic-messages/future_block"]
+    assert future["references"] == [{"type": "event", "id": "m2"}, {"type": "event", "id": "m3"}]
+    assert "anthropic-messages/future_block" in future["explanation"]
+    assert losses["translation:dialect-opaque-block:anthropic-messages/other_new"]["references"] == [
+        {"type": "event", "id": "m3"}]
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_a_list_of_blocks_none_of_them_known_is_no_dialect_content():
+    src = _export(("user", [{"type": "future_block", "y": None}]))
+    doc = convert(json.dumps(src).encode(), to="asif").document
+    (part,) = [p for p in doc["events"][0]["data"]["parts"] if p["kind"] == "structured"]
+    assert part["schema"] == "agent-continuity.content-json/1"
+
+
+def test_content_that_fits_two_dialects_goes_to_the_one_with_fewer_opaque_blocks():
+    """An OpenAI Chat user message with an image_url part is also an Anthropic message object
+    whose image_url block Anthropic does not know: it is read as OpenAI Chat (no opaque block).
+    One that both read whole is read as Anthropic (the first dialect), and renders the same."""
+    image = {"role": "user", "content": [{"type": "text", "text": "see"},
+                                         {"type": "image_url", "image_url": {"url": "https://e.x/a.png"}}]}
+    plain = {"role": "user", "content": [{"type": "text", "text": "see"}]}
+    src = _export(("user", image), ("user", plain))
+    out = convert(json.dumps(src).encode(), to="asif")
+    dialect = {e["id"]: e["extensions"]["agent-continuity/1"]["dialect"] for e in out.document["events"]}
+    assert dialect == {"m1": "openai-chat", "m2": "anthropic-messages"}
+    assert convert(out.output, to="continuity").document == src

@@ -64,6 +64,9 @@ class Style(_State):
     o: Annotated[str, Meta(pattern="^[pcr]+$")] | UnsetType = UNSET  # anthropic: block order
     l: list[Count] | UnsetType = UNSET  # noqa: E741  # anthropic: results whose content is a block list
     e: list[Count] | UnsetType = UNSET  # anthropic: results that say is_error: false
+    s: list[Count] | UnsetType = UNSET  # anthropic: calls that are server_tool_use blocks
+    m: list[Count] | UnsetType = UNSET  # anthropic: calls that are mcp_tool_use blocks
+    n: list[Count] | UnsetType = UNSET  # anthropic: results that are mcp_tool_result blocks
     p: Literal[1] | UnsetType = UNSET  # openai: one text part written as a list
     a: Literal["spaced"] | UnsetType = UNSET  # openai: argument strings with spaces
     r: Count | UnsetType = UNSET  # openai: the part that is the message's refusal
