@@ -72,6 +72,9 @@ class Style(_State):
     r: Count | UnsetType = UNSET  # openai: the part that is the message's refusal
     q: list[Count] | UnsetType = UNSET  # openai: refusal parts of the content list
     f: Literal[1] | UnsetType = UNSET  # openai: the last call is a legacy function_call
+    c: list[Count] | UnsetType = UNSET  # openai: calls that are custom tool calls
+    v: Count | UnsetType = UNSET  # openai: the part that is the message's audio
+    x: Count | UnsetType = UNSET  # openai: the part that is the message's audio transcript
 
 
 class EventState(_State):

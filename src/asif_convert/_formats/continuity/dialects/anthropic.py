@@ -40,11 +40,12 @@ NAME = "anthropic-messages"
 PROVIDER = "anthropic"  # the server identity of the tools Anthropic runs itself
 RESULT_OBJECT = f"{NAME}/tool_result-object"  # structured-part schema of a tool result's object content
 SEARCH_RESULT = f"{NAME}/search_result"  # structured-part schema of a search_result block
-# the result blocks of the tools the provider runs; each one's content is a structured part of
-# schema <NAME>/<block type>, and an error object (a type ending in _error) is an error outcome
+# the result blocks of the tools the provider runs (advisor_tool_result: a beta); each one's
+# content is a structured part of schema <NAME>/<block type>, and an error object (a type
+# ending in _error) is an error outcome
 SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
                   "bash_code_execution_tool_result", "text_editor_code_execution_tool_result",
-                  "tool_search_tool_result")
+                  "tool_search_tool_result", "advisor_tool_result")
 _CALLS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _RESULTS = ("tool_result", "mcp_tool_result", *SERVER_RESULTS)
 # a tuple, not a set: a "type" that is an object or an array must not match (nor fail to hash)
