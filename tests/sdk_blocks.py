@@ -70,7 +70,7 @@ def instance(cls: type, value: dict[str, Any]) -> dict[str, Any]:
     if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel):
         model = cls.model_validate(value)
         dumped = model.to_dict() if hasattr(model, "to_dict") else model.model_dump(mode="json", exclude_unset=True)
-        extra = set(value) - set(cls.model_fields)
+        extra = set(value) - {f.alias or name for name, f in cls.model_fields.items()}
         if extra:
             raise KeyError(f"{cls.__name__} does not declare {sorted(extra)}")
         return dumped

@@ -54,10 +54,20 @@ _TYPES = ("text", "thinking", "redacted_thinking", "image", "document", "search_
 _MEDIA = ("image", "document", "container_upload")  # blocks that become a resource part
 
 
+# the keys of a message object: a request's, or the SDK's response Message (a tuple: see _TYPES)
+_MESSAGE_KEYS = ("role", "content", "id", "type", "model", "stop_reason", "stop_sequence", "stop_details", "usage",
+                 "container", "diagnostics", "context_management")
+
+
 def detect(content: Any) -> bool:
     """A non-empty list of typed blocks (or a message object around one), at least one of
-    them a type this dialect knows."""
-    blocks = content.get("content") if isinstance(content, dict) and "role" in content else content
+    them a type this dialect knows. A message object has the Messages API's roles and keys
+    only: one with a tool_call_id or tool_calls, say, is another dialect's."""
+    if isinstance(content, dict):
+        if content.get("role") not in ("user", "assistant") or not all(k in _MESSAGE_KEYS for k in content):
+            return False
+        content = content.get("content")
+    blocks = content
     return (isinstance(blocks, list) and bool(blocks)
             and all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in blocks)
             and any(b["type"] in _TYPES for b in blocks))
