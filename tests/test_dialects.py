@@ -149,3 +149,56 @@ def test_content_that_fits_two_dialects_goes_to_the_one_with_fewer_opaque_blocks
     dialect = {e["id"]: e["extensions"]["agent-continuity/1"]["dialect"] for e in out.document["events"]}
     assert dialect == {"m1": "openai-chat", "m2": "anthropic-messages"}
     assert convert(out.output, to="continuity").document == src
+
+
+def test_tools_the_provider_runs_are_called_by_the_model_and_answered_by_the_provider():
+    """A server tool's call is the assistant's, its result the provider's (a service participant),
+    its tool has the provider as server identity; an error object is an error outcome."""
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}
+    failed = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+              "content": {"type": "web_search_tool_result_error", "error_code": "unavailable"}}
+    mcp = {"type": "mcp_tool_use", "id": "mcp_1", "name": "echo", "server_name": "kit", "input": {}}
+    mcp_result = {"type": "mcp_tool_result", "tool_use_id": "mcp_1", "content": "echoed"}
+    src = _export(("user", [{"type": "text", "text": "search"}]),
+                  ("assistant", [use, failed, {"type": "text", "text": "No luck."}, mcp, mcp_result]))
+    out = convert(json.dumps(src).encode(), to="asif")
+    doc = out.document
+    calls, results = by_kind(doc, "tool_call"), by_kind(doc, "tool_result")
+    assert [c["actor_id"] for c in calls] == ["assistant", "assistant"]
+    assert [(r["actor_id"], r["data"]["outcome"]) for r in results] == [("anthropic", "error"), ("mcp:kit", "success")]
+    participants = {p["id"]: p["kind"] for p in doc["participants"]}
+    assert participants["anthropic"] == participants["mcp:kit"] == "service" and "tool" not in participants
+    assert {t["id"]: t.get("server_identity") for t in doc["tools"]} == {"web_search": "anthropic", "echo": "mcp:kit"}
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_edited_outcomes_and_added_or_removed_parts_travel():
+    src = _export(("assistant", [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "t1", "name": "f",
+                                                                  "input": {}}]),
+                  ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+                  ("user", {"role": "user", "name": "ann", "content": [{"type": "text", "text": "x"},
+                                                                       {"type": "text", "text": "y"}]}))
+    doc = json.loads(convert(json.dumps(src).encode(), to="asif").output)
+    events = {e["id"]: e for e in doc["events"]}
+    events["m2"]["data"]["outcome"] = "error"
+    events["m1"]["data"]["parts"].append({"kind": "text", "text": "added"})
+    del events["m3"]["data"]["parts"][0]
+    back = convert(json.dumps(doc).encode(), to="continuity").document
+    contents = [m["content_json"] for m in back["messages"]]
+    assert contents[0][:2] == [{"type": "text", "text": "a"}, {"type": "text", "text": "added"}]
+    assert contents[1] == [{"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": True}]
+    # one text part left: the canonical rendering, a string (the list had no style of its own)
+    assert contents[2] == {"role": "user", "name": "ann", "content": "y"}
+
+
+def test_an_openai_message_with_text_parts_and_tool_calls_is_not_taken_for_anthropic():
+    """Text parts alone fit both dialects; tool_calls (or a tool_call_id) are OpenAI Chat's: read
+    as Anthropic, the calls would only be kept in the difference, invisible to ASIF readers."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    src = _export(("assistant", {"role": "assistant", "content": [{"type": "text", "text": "x"}],
+                                 "tool_calls": [call]}),
+                  ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "done"}]}))
+    out = convert(json.dumps(src).encode(), to="asif")
+    assert [e["kind"] for e in out.document["events"]] == ["message", "tool_call", "tool_result"]
+    assert by_kind(out.document, "tool_result")[0]["data"]["parts"] == [{"kind": "text", "text": "done"}]
+    assert convert(out.output, to="continuity").document == src
