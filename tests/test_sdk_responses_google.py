@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import tomllib
 import typing
 from typing import Any
 
@@ -17,9 +16,9 @@ from hypothesis import strategies as st
 from openai.types import responses as R
 
 from asif_convert import convert, ir
-from asif_convert._formats.continuity.dialects import EXECUTED_BY, REASONING, openai_responses, split
+from asif_convert._docs import load_dialects
+from asif_convert._formats.continuity.dialects import REASONING, google_genai, openai_responses, split
 
-from .conftest import ROOT
 from .strategies import json_values
 from .test_canonical_content import back, event, export, to_asif
 from .test_foreign_state import VOCABULARY, _objects, vocab_json
@@ -264,6 +263,7 @@ def _check_mapping(asif: dict[str, Any], expected: tuple[Any, ...], kind: str) -
         assert [(p["kind"], p["semantic_type"]) for p in parts] == [("opaque", f"openai-responses/{kind}")]
         res = next(r for r in asif["resources"] if r["id"] == parts[0]["resource_id"])
         assert res["availability"] == "embedded" and res["media_type"] == "application/json"
+        _assert_opaque_loss(asif, f"openai-responses/{kind}", anchor[0]["id"])
     elif what == "call":
         calls = [e["data"] for e in anchor if e["kind"] == "tool_call"]
         assert [(c["tool_id"], c["call_id"]) for c in calls] == [expected[1:3]]
@@ -272,14 +272,29 @@ def _check_mapping(asif: dict[str, Any], expected: tuple[Any, ...], kind: str) -
         assert [(r["call_id"], r["outcome"]) for r in results] == [expected[1:3]]
     elif what == "server":
         calls = [e["data"] for e in anchor if e["kind"] == "tool_call"]
-        results = [e["data"] for e in anchor if e["kind"] == "tool_result"]
+        results = [e for e in anchor if e["kind"] == "tool_result"]
         assert [c["tool_id"] for c in calls] == [expected[1]]
-        assert calls[0][EXECUTED_BY] == "provider"  # the provider ran it, not the client
+        # who ran it: the provider (or the MCP server it called), a participant of kind service
+        server = "mcp:srv" if kind.startswith("mcp_") else "openai"
+        assert _server_of(asif, calls[0]["tool_id"]) == server
         if expected[2] is None:
             assert results == []  # still running: no outcome is invented
         else:
-            assert [(r["call_id"], r["outcome"], r[EXECUTED_BY]) for r in results] == [
-                (calls[0]["call_id"], expected[2], "provider")]
+            assert [(r["data"]["call_id"], r["data"]["outcome"], r["actor_id"]) for r in results] == [
+                (calls[0]["call_id"], expected[2], server)]
+            assert {"id": server, "kind": "service", "name": server} in asif["participants"]
+
+
+def _assert_opaque_loss(asif: dict[str, Any], semantic_type: str, event_id: str) -> None:
+    """A loss names the opaque block's type and the record that holds it."""
+    losses = [loss for loss in asif["losses"] if semantic_type in loss["id"]]
+    assert [loss["kind"] for loss in losses] == ["opaque_content"]
+    assert {"type": "event", "id": event_id} in losses[0]["references"]
+
+
+def _server_of(asif: dict[str, Any], tool_id: str) -> str | None:
+    """The server identity of a tool: who runs it when not the caller's runtime."""
+    return next(t for t in asif["tools"] if t["id"] == tool_id).get("server_identity")
 
 
 @pytest.mark.parametrize("as_list", [True, False], ids=["list", "item"])
@@ -418,6 +433,8 @@ def test_a_google_part_maps_and_round_trips_exactly(key, camel):
     expected = _GOOGLE[key][1]
     if expected[0] == "text":
         assert [p["text"] for p in parts if p["kind"] == "text"] == [expected[1]]
+        if key in google_genai.QUALIFIERS:  # a property of the text part it qualifies
+            assert [p for p in parts if p["kind"] == "text"][0][google_genai.camel(key) if camel else key]
         signatures = [p for p in parts if p["kind"] == "structured"]
         assert len(signatures) == (1 if len(expected) > 2 else 0)
         assert all(p["schema"] == REASONING for p in signatures)
@@ -425,16 +442,20 @@ def test_a_google_part_maps_and_round_trips_exactly(key, camel):
         assert [(p["kind"], p["schema"]) for p in parts] == [("structured", REASONING)]
     elif expected[0] == "resource":
         assert [p["kind"] for p in parts] == ["resource"]
+        if key in google_genai.QUALIFIERS:  # a property of the part of the medium it qualifies
+            assert parts[0][google_genai.camel(key) if camel else key] == _part(key, camel)[
+                google_genai.camel(key) if camel else key]
         res = next(r for r in asif["resources"] if r["id"] == parts[0]["resource_id"])
         assert res["availability"] == expected[1]
     elif expected[0] == "opaque":
         assert [(p["kind"], p.get("semantic_type", p.get("text"))) for p in parts] == [
             ("text", "x"), ("opaque", f"google-genai/{key}")]
+        _assert_opaque_loss(asif, f"google-genai/{key}", last[0]["id"])
     elif expected[0] == "call":
         calls = [e["data"] for e in last if e["kind"] == "tool_call"]
         assert [c["tool_id"] for c in calls] == [expected[1]]
         assert expected[2] is None or calls[0]["call_id"] == expected[2]
-        assert (EXECUTED_BY in calls[0]) == (key != "function_call")
+        assert _server_of(asif, calls[0]["tool_id"]) == (None if key == "function_call" else "google")
     elif expected[0] == "result":
         calls = {e["data"]["call_id"] for e in asif["events"] if e["kind"] == "tool_call"}
         results = [e["data"] for e in last if e["kind"] == "tool_result"]
@@ -626,8 +647,12 @@ def test_edited_asif_of_these_dialects_comes_back_exactly(doc, data):
 
 
 def test_the_mapping_table_names_every_block_type_the_dialects_know():
-    table = tomllib.loads((ROOT / "mappings" / "dialects.toml").read_text())
-    responses = set(table["openai-responses"]["blocks"])
-    assert responses - {"(any other type)"} == set(openai_responses.ITEM_TYPES)
-    google = set(table["google-genai"]["blocks"])
-    assert google - {"(any other field)"} == set(gtypes.Part.model_fields)
+    table = load_dialects()
+    content_parts = {f"message/{_CONTENT_PARTS[name][0]['type']}" for name in _CONTENT_PARTS}
+    assert set(table["openai-responses"]["blocks"]) == set(openai_responses.ITEM_TYPES) | content_parts
+    assert set(table["google-genai"]["blocks"]) == set(gtypes.Part.model_fields)
+    # and each entry says what the samples show: opaque exactly where the samples are opaque
+    opaque = {k for k, v in table["openai-responses"]["blocks"].items() if v["maps"] == "opaque"}
+    assert opaque == {item["type"] for item, expected, _ in _RESPONSES.values() if expected[0] == "opaque"}
+    opaque = {k for k, v in table["google-genai"]["blocks"].items() if v["maps"] == "opaque"}
+    assert opaque == {k for k, (_, expected) in _GOOGLE.items() if expected[0] == "opaque"}

@@ -28,16 +28,19 @@ from asif_convert._formats.continuity.dialects.common import (
     embedded,
     external,
     opaque,
-    opaque_block,
+    opaque_value,
 )
 
 NAME = "google-genai"
+PROVIDER = "google"  # the server identity of the tools Google runs itself (code execution, server-side tools)
 DATA = ("text", "inline_data", "file_data", "function_call", "function_response", "executable_code",
         "code_execution_result", "tool_call", "tool_response")
 # what qualifies a part's datum (kept by the difference when not rendered)
 MODIFIERS = ("thought", "thought_signature", "video_metadata", "media_resolution", "part_metadata",
              "media_processing", "speech_metadata", "document_metadata", "spreadsheet_metadata", "audio_metadata")
 SIGNATURES = ("thought_signature", "thoughtSignature")
+# modifiers that qualify a text or a medium: properties of its ASIF part (parts are open objects)
+QUALIFIERS = tuple(m for m in MODIFIERS if m not in ("thought", "thought_signature"))
 _OUTCOMES: dict[str, ir.ToolOutcome] = {"OUTCOME_OK": "success", "OUTCOME_FAILED": "error",
                                         "OUTCOME_DEADLINE_EXCEEDED": "error"}
 _CODES = {"success": "OUTCOME_OK", "error": "OUTCOME_FAILED"}
@@ -90,7 +93,7 @@ class _Reader:
         datum = _datum(p)
         if datum is None or not self.datum(p, datum):
             kind = datum or (_snake(next(iter(p))) if p else "empty")
-            self.parts.append(opaque(self.out, NAME, kind, p, f"{self.mid}/part/{len(self.out.resources)}"))
+            self.parts.append(opaque(self.out, p, kind, f"{self.mid}/part/{len(self.out.resources)}"))
             self.order.append("p")
 
     def datum(self, p: dict[str, Any], datum: str) -> bool:
@@ -110,6 +113,9 @@ class _Reader:
         letter, apply = mapped
         apply()
         self.order.append(letter)
+        qualifiers = {k: v for k, v in p.items() if _snake(k) in QUALIFIERS}
+        if qualifiers and datum in ("text", "inline_data", "file_data"):
+            self.parts[-1].unknown = qualifiers
         return True
 
     def mapped(self, datum: str, value: Any) -> tuple[str, Any] | None:
@@ -167,7 +173,7 @@ class _Reader:
 
         def add() -> None:
             self.out.calls.append(Call(call_id=call_id, name=name, arguments=arguments, status="complete",
-                                       provider_executed=datum != "function_call"))
+                                       server=None if datum == "function_call" else PROVIDER))
             self.call_kinds.append(datum)
             if derived:
                 self.out.options.setdefault("d", []).append(k)  # an id the part does not have
@@ -200,7 +206,7 @@ class _Reader:
 
         def add() -> None:
             self.out.results.append(Result(call_id=call_id, outcome=outcome, parts=parts,
-                                           provider_executed=datum != "function_response"))
+                                           server=None if datum == "function_response" else PROVIDER))
             self.result_kinds.append(datum)
             if derived:
                 self.out.options.setdefault("g", []).append(k)
@@ -215,9 +221,9 @@ def split(content: dict[str, Any], role: str, message_id: str) -> Split:
     out, options = reader.out, reader.out.options
     if any(_snake(k) != k or any(_snake(n) != n for n in (v if isinstance(v, dict) else {}))
            for p in content["parts"] for k, v in p.items() if _snake(k) in DATA or k in SIGNATURES):
-        options["c"] = 1  # the REST API's camelCase
+        options["h"] = 1  # the REST API's camelCase
     if any(k != "function_call" for k in reader.call_kinds):
-        options["x"] = reader.call_kinds
+        options["t"] = reader.call_kinds
     if any(k != "function_response" for k in reader.result_kinds):
         options["y"] = reader.result_kinds
     order = "".join(reader.order)
@@ -241,8 +247,8 @@ def _signature(part: dict[str, Any]) -> dict[str, Any] | None:
 
 def render(pieces: Pieces, options: dict[str, Any]) -> Any:
     """The ``Content`` the Gen AI API would hold for these pieces, in ``options``' style."""
-    key = camel if options.get("c") else (lambda k: k)
-    call_kinds, result_kinds = list(options.get("x") or ()), list(options.get("y") or ())
+    key = camel if options.get("h") else (lambda k: k)
+    call_kinds, result_kinds = list(options.get("t") or ()), list(options.get("y") or ())
     derived_calls, derived_results = set(options.get("d", ())), set(options.get("g", ()))
     rendered: list[Any] = []
     signature: dict[str, Any] | None = None
@@ -288,13 +294,18 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
 
 
 def _part(part: dict[str, Any], pieces: Pieces, key: Any) -> list[Any]:
+    qualifiers = {k: v for k, v in part.items() if _snake(k) in QUALIFIERS}
+    return [{**block, **qualifiers} for block in _datum_of(part, pieces, key)]
+
+
+def _datum_of(part: dict[str, Any], pieces: Pieces, key: Any) -> list[Any]:
     kind = part["kind"]
     if kind == "text":
         return [{"text": part["text"]}]
     if kind == "structured":
         return [part["value"]]
     if kind == "opaque":
-        return opaque_block(part, pieces)
+        return opaque_value(part, pieces.resources)
     if kind == "resource":
         res = pieces.resources.get(part["resource_id"])
         if res is None:

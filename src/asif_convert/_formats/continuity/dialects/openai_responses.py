@@ -25,11 +25,13 @@ from asif_convert._formats.continuity.dialects.common import (
     external,
     json_text,
     opaque,
-    opaque_block,
+    opaque_value,
     parse_arguments,
+    provider_file,
 )
 
 NAME = "openai-responses"
+PROVIDER = "openai"  # the server identity of the tools OpenAI runs itself
 
 # The arguments of a call item: "json" a JSON string under "arguments", "input" the free-form
 # string of a custom tool, "object" the value under "arguments", a tuple the item's keys that
@@ -132,7 +134,7 @@ class _Reader:
         elif kind in OUTPUTS:
             done = self.output(item, kind)
         if not done:  # an item of a type this dialect does not know, or not of its known shape
-            self.parts.append(opaque(self.out, NAME, kind, item, self.rid("item")))
+            self.parts.append(opaque(self.out, item, kind, self.rid("item")))
             self.layout.append("p")
 
     def message(self, item: dict[str, Any]) -> bool:
@@ -166,7 +168,7 @@ class _Reader:
             self.out.resources.append(res)
             parts.append(ir.ResourcePart(resource_id=res.id))
             return
-        parts.append(opaque(self.out, NAME, str(kind), p, self.rid("part")))
+        parts.append(opaque(self.out, p, str(kind), self.rid("part")))
 
     def media(self, p: dict[str, Any]) -> ir.Resource | None:
         kind = p.get("type")
@@ -175,7 +177,7 @@ class _Reader:
             if isinstance(p.get("image_url"), str) and p["image_url"]:
                 return _url(rid, p["image_url"])
             if isinstance(p.get("file_id"), str) and p["file_id"]:
-                return _file_id(rid, p["file_id"])
+                return provider_file(rid, p["file_id"])
         if kind == "input_file":
             rid = self.rid("input_file")
             res = None
@@ -184,7 +186,7 @@ class _Reader:
             elif isinstance(p.get("file_url"), str) and p["file_url"]:
                 res = external(rid, p["file_url"])
             elif isinstance(p.get("file_id"), str) and p["file_id"]:
-                res = _file_id(rid, p["file_id"])
+                res = provider_file(rid, p["file_id"])
             if res is not None and isinstance(p.get("filename"), str):
                 res.name = p["filename"]
             return res
@@ -217,9 +219,8 @@ class _Reader:
         ok, arguments, status = self.arguments(item, form)
         if not (ok and call_id and isinstance(name, str) and name):
             return False
-        run_by_provider = server or item.get("execution") == "server"
         self.out.calls.append(Call(call_id=call_id, name=name, arguments=arguments, status=status,
-                                   provider_executed=run_by_provider))
+                                   server=_server(item) if server or item.get("execution") == "server" else None))
         self.call_types.append(kind)
         if not server:
             self.layout.append("c")
@@ -246,7 +247,7 @@ class _Reader:
                     self.out.resources.append(res)
                     parts.append(ir.ResourcePart(resource_id=res.id))
                 else:
-                    parts.append(opaque(self.out, NAME, f"{kind}.output", o, self.rid("part")))
+                    parts.append(opaque(self.out, o, f"{kind}.output", self.rid("part")))
         elif kind == "image_generation_call" and isinstance(item.get("result"), str):
             fmt = item.get("output_format") if isinstance(item.get("output_format"), str) else "png"
             image = embedded(self.rid("image"), f"image/{fmt}", item["result"])
@@ -265,7 +266,7 @@ class _Reader:
             if isinstance(item.get("error"), str):
                 outcome = "error"
                 parts.append(ir.TextPart(text=item["error"]))
-        self.out.results.append(Result(call_id=call_id, outcome=outcome, parts=parts, provider_executed=True))
+        self.out.results.append(Result(call_id=call_id, outcome=outcome, parts=parts, server=_server(item)))
         self.result_types.append(kind)
         self.layout.append("s")
         return True
@@ -294,10 +295,18 @@ class _Reader:
         if kind == "apply_patch_call_output":
             outcome = _FINISHED.get(str(item.get("status")), "unknown")
         self.out.results.append(Result(call_id=call_id, outcome=outcome, parts=parts,
-                                       provider_executed=item.get("execution") == "server"))
+                                       server=PROVIDER if item.get("execution") == "server" else None))
         self.result_types.append(kind)
         self.layout.append("r")
         return True
+
+
+def _server(item: dict[str, Any]) -> str:
+    """Who ran a provider-run tool: OpenAI, or the MCP server it called (``mcp:<label>``)."""
+    label = item.get("server_label")
+    if item.get("type") in ("mcp_call", "mcp_list_tools") and isinstance(label, str) and label:
+        return f"mcp:{label}"
+    return PROVIDER
 
 
 def _id(item: dict[str, Any], key: str) -> str | None:
@@ -318,11 +327,6 @@ def _url(rid: str, url: str) -> ir.Resource:
     return external(rid, url)
 
 
-def _file_id(rid: str, file_id: str) -> ir.Resource:
-    return ir.Resource(id=rid, media_type="application/octet-stream", availability="external", purpose="input",
-                       locator=file_id, explanation="An OpenAI file id named in the message; never fetched.")
-
-
 def split(content: Any, role: str, message_id: str) -> Split:
     reader = _Reader(message_id)
     items = content if isinstance(content, list) else [content]
@@ -334,7 +338,7 @@ def split(content: Any, role: str, message_id: str) -> Split:
     if reader.spaced:
         options["a"] = "spaced"
     if any(t != "function_call" for t in reader.call_types):
-        options["x"] = reader.call_types
+        options["t"] = reader.call_types
     if any(t != "function_call_output" for t in reader.result_types):
         options["y"] = reader.result_types
     if reader.strings:
@@ -345,7 +349,7 @@ def split(content: Any, role: str, message_id: str) -> Split:
     if "".join(reader.layout) != layout:
         options["i"] = "".join(reader.layout)
     if reader.counts != counts:
-        options["n"] = reader.counts
+        options["j"] = reader.counts
     if not out.parts and (out.calls or out.results):
         out.parts = None
     return out
@@ -395,13 +399,13 @@ def _canonical(part_items: list[bool], call_types: list[str], call_ids: list[str
 
 def render(pieces: Pieces, options: dict[str, Any]) -> Any:
     """The items the Responses API would hold for these pieces, in ``options``' style."""
-    call_types = list(options.get("x") or ())
+    call_types = list(options.get("t") or ())
     result_types = list(options.get("y") or ())
     part_items = [_is_item_part(p) for p in pieces.parts]
     default_layout, default_counts = _canonical(part_items, call_types, [c["call_id"] for c in pieces.calls],
                                                 [r["call_id"] for r in pieces.results])
     layout = options.get("i") or default_layout
-    counts = list(options["n"]) if "n" in options else default_counts
+    counts = list(options["j"]) if "j" in options else default_counts
     refusals = set(options.get("q", ()))
     strings = set(options.get("z", ()))
     spaced = options.get("a") == "spaced"
@@ -429,7 +433,7 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
 
     for letter in layout:
         if letter == "m" and (parts or (counts and messages < len(counts) and counts[messages] == 0)):
-            message(counts[messages] if messages < len(counts) and "n" in options else None)
+            message(counts[messages] if messages < len(counts) and "j" in options else None)
         elif letter == "p" and parts:
             items += _item_part(parts.pop(0)[1], pieces)
         elif letter in "cst" and calls:
@@ -463,7 +467,7 @@ def _item_part(part: dict[str, Any], pieces: Pieces) -> list[Any]:
     if part["kind"] == "structured":
         return [part["value"]]
     if part["kind"] == "opaque":
-        return opaque_block(part, pieces)
+        return opaque_value(part, pieces.resources)
     return [_message([(0, part)], pieces, set(), False)]
 
 
@@ -491,7 +495,7 @@ def _content(part: dict[str, Any], pieces: Pieces, text_type: str = "input_text"
     if kind == "structured":
         return [part["value"]]
     if kind == "opaque":
-        return opaque_block(part, pieces)
+        return opaque_value(part, pieces.resources)
     if kind == "resource":
         res = pieces.resources.get(part["resource_id"])
         return [] if res is None else [_media(res)]
@@ -555,7 +559,7 @@ def _server_outcome(kind: str, result: dict[str, Any], pieces: Pieces) -> dict[s
             elif p["kind"] == "resource" and (res := pieces.resources.get(p["resource_id"])) is not None:
                 outputs.append({"type": "image", "url": _source(res)[1]})
             elif p["kind"] == "opaque":
-                outputs += opaque_block(p, pieces)
+                outputs += opaque_value(p, pieces.resources)
         out["outputs"] = outputs
     elif kind == "image_generation_call":
         for p in parts:
