@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import typing
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from asif_convert import convert, ir
 from asif_convert._docs import load_dialects
 from asif_convert._formats.continuity.dialects import REASONING, google_genai, openai_responses, split
 
+from .sdk_blocks import instance, members
 from .strategies import json_values
 from .test_canonical_content import back, event, export, to_asif
 from .test_foreign_state import VOCABULARY, _objects, vocab_json
@@ -199,20 +199,11 @@ _RESPONSES: dict[str, tuple[dict[str, Any], tuple[Any, ...], dict[str, Any] | No
 }
 
 
-def _members(union: Any) -> list[type]:
-    """The classes of an SDK union (through Annotated and nested unions), at run time."""
-    if typing.get_origin(union) is typing.Annotated:
-        return _members(typing.get_args(union)[0])
-    if typing.get_origin(union) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        return [m for arg in typing.get_args(union) for m in _members(arg)]
-    return [union]
-
-
 def _key(cls: type) -> str:
     return f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
 
 
-RESPONSE_MEMBERS = {_key(m): m for u in (R.ResponseInputItem, R.ResponseOutputItem) for m in _members(u)}
+RESPONSE_MEMBERS = {_key(m): m for u in (R.ResponseInputItem, R.ResponseOutputItem) for m in members(u)}
 
 
 def test_every_member_of_the_responses_item_unions_has_a_sample():
@@ -223,10 +214,11 @@ def test_every_member_of_the_responses_item_unions_has_a_sample():
 def _validated(key: str, dump: str) -> dict[str, Any]:
     """The sample as the SDK's own model validates and dumps it: ``to_dict`` (what was set) or
     ``model_dump`` (every field, unset ones as null)."""
-    model = RESPONSE_MEMBERS[key].model_validate(_RESPONSES[key][0])  # type: ignore[attr-defined]
+    cls = RESPONSE_MEMBERS[key]
+    dumped = instance(cls, _RESPONSES[key][0])  # (which also refuses a key the type does not declare)
     if dump == "to_dict":
-        return model.to_dict()  # type: ignore[no-any-return]
-    return model.model_dump(mode="json")  # type: ignore[no-any-return]
+        return dumped
+    return cls.model_validate(_RESPONSES[key][0]).model_dump(mode="json")  # type: ignore[attr-defined,no-any-return]
 
 
 def _responses_export(key: str, dump: str, as_list: bool) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -324,14 +316,13 @@ _CONTENT_UNIONS = (R.ResponseInputContent, R.response_output_message.Content, R.
 
 
 def test_every_message_content_part_type_has_a_sample():
-    members = {m.__name__ for u in _CONTENT_UNIONS for m in _members(u)}
-    assert members == set(_CONTENT_PARTS)
+    assert {m.__name__ for u in _CONTENT_UNIONS for m in members(u)} == set(_CONTENT_PARTS)
 
 
 @pytest.mark.parametrize("name", sorted(_CONTENT_PARTS))
 def test_a_message_content_part_maps_and_round_trips_exactly(name):
-    cls = next(m for u in _CONTENT_UNIONS for m in _members(u) if m.__name__ == name)
-    part = cls.model_validate(_CONTENT_PARTS[name][0]).to_dict()  # type: ignore[attr-defined]
+    cls = next(m for u in _CONTENT_UNIONS for m in members(u) if m.__name__ == name)
+    part = instance(cls, _CONTENT_PARTS[name][0])
     role = "assistant" if name.startswith("ResponseOutput") else "user"
     doc = export((role, {"type": "message", "role": role, "content": [part]}))
     asif = to_asif(doc)
@@ -406,7 +397,7 @@ def test_every_field_of_the_google_part_has_a_sample():
 
 def _part(key: str, camel: bool) -> dict[str, Any]:
     """The sample validated by the SDK's Part and dumped as the SDK does, or as the REST API writes it."""
-    part = gtypes.Part.model_validate(_GOOGLE[key][0])
+    part = gtypes.Part.model_validate(_GOOGLE[key][0])  # (the Gen AI models refuse undeclared keys)
     return part.model_dump(mode="json", exclude_none=True, by_alias=camel)
 
 
