@@ -395,29 +395,31 @@ def test_every_field_of_the_google_part_has_a_sample():
     assert set(_GOOGLE) - fields == set()
 
 
-def _part(key: str, camel: bool) -> dict[str, Any]:
-    """The sample validated by the SDK's Part and dumped as the SDK does, or as the REST API writes it."""
+def _part(key: str, camel: bool, nulls: bool = False) -> dict[str, Any]:
+    """The sample validated by the SDK's Part and dumped as the SDK does (with ``nulls``, every
+    field spelled out), or as the REST API writes it."""
     part = gtypes.Part.model_validate(_GOOGLE[key][0])  # (the Gen AI models refuse undeclared keys)
-    return part.model_dump(mode="json", exclude_none=True, by_alias=camel)
+    return part.model_dump(mode="json", exclude_none=not nulls, by_alias=camel)
 
 
-def _google_export(key: str, camel: bool) -> dict[str, Any]:
-    part = _part(key, camel)
+def _google_export(key: str, camel: bool, nulls: bool = False) -> dict[str, Any]:
+    part = _part(key, camel, nulls)
     messages = []
     if key in _GOOGLE_CALLS:
-        messages.append(("assistant", {"role": "model", "parts": [_part(_GOOGLE_CALLS[key], camel)]}))
+        messages.append(("assistant", {"role": "model", "parts": [_part(_GOOGLE_CALLS[key], camel, nulls)]}))
         return export(*messages, ("user", {"role": "user", "parts": [part]}))
     if key == "code_execution_result":  # the result follows its code, in one content
-        return export(("assistant", {"role": "model", "parts": [_part("executable_code", camel), part]}))
+        return export(("assistant", {"role": "model", "parts": [_part("executable_code", camel, nulls), part]}))
     if _GOOGLE[key][1][0] == "opaque":  # beside a part that is mapped, which it does not keep from mapping
         return export(("assistant", {"role": "model", "parts": [{"text": "x"}, part]}))
     return export(("assistant", {"role": "model", "parts": [part]}))
 
 
-@pytest.mark.parametrize("camel", [False, True], ids=["snake", "camel"])
+@pytest.mark.parametrize(("camel", "nulls"), [(False, False), (True, False), (False, True)],
+                         ids=["snake", "camel", "model_dump"])
 @pytest.mark.parametrize("key", sorted(_GOOGLE))
-def test_a_google_part_maps_and_round_trips_exactly(key, camel):
-    doc = _google_export(key, camel)
+def test_a_google_part_maps_and_round_trips_exactly(key, camel, nulls):
+    doc = _google_export(key, camel, nulls)
     asif = to_asif(doc)
     last = [e for e in asif["events"] if e["id"].startswith(doc["messages"][-1]["message_id"])]
     parts = [p for e in last if e["kind"] == "message" for p in e["data"]["parts"]]
@@ -434,7 +436,7 @@ def test_a_google_part_maps_and_round_trips_exactly(key, camel):
     elif expected[0] == "resource":
         assert [p["kind"] for p in parts] == ["resource"]
         if key in google_genai.QUALIFIERS:  # a property of the part of the medium it qualifies
-            assert parts[0][google_genai.camel(key) if camel else key] == _part(key, camel)[
+            assert parts[0][google_genai.camel(key) if camel else key] == _part(key, camel, nulls)[
                 google_genai.camel(key) if camel else key]
         res = next(r for r in asif["resources"] if r["id"] == parts[0]["resource_id"])
         assert res["availability"] == expected[1]

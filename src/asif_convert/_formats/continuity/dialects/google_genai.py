@@ -56,7 +56,8 @@ def _snake(key: str) -> str:
 
 
 def _get(d: dict[str, Any], key: str) -> Any:
-    return d[key] if key in d else d.get(camel(key))
+    value = d.get(key)
+    return value if value is not None else d.get(camel(key))
 
 
 def detect(content: Any) -> bool:
@@ -70,12 +71,20 @@ def detect(content: Any) -> bool:
 
 
 def _datum(part: dict[str, Any]) -> str | None:
-    """The one datum key (snake_case) of a part of known shape, else None."""
-    keys = [_snake(k) for k in part]
+    """The one datum key (snake_case) of a part of known shape, else None. A field whose value
+    is null is unset (the SDK's model_dump spells out every field)."""
+    keys = [_snake(k) for k, v in part.items() if v is not None]
     data = [k for k in keys if k in DATA]
     if len(data) != 1 or len(set(keys)) != len(keys) or not all(k in DATA or k in MODIFIERS for k in keys):
         return None
     return data[0]
+
+
+def _unknown_key(part: dict[str, Any]) -> str:
+    """What an unmapped part holds, for its semantic type: its first set field this dialect does
+    not know, else its first set field (snake_case)."""
+    keys = [_snake(k) for k, v in part.items() if v is not None]
+    return next((k for k in keys if k not in DATA and k not in MODIFIERS), keys[0] if keys else "empty")
 
 
 class _Reader:
@@ -92,12 +101,12 @@ class _Reader:
     def part(self, p: dict[str, Any]) -> None:
         datum = _datum(p)
         if datum is None or not self.datum(p, datum):
-            kind = datum or (_snake(next(iter(p))) if p else "empty")
+            kind = datum or _unknown_key(p)
             self.parts.append(opaque(self.out, p, kind, f"{self.mid}/part/{len(self.out.resources)}"))
             self.order.append("p")
 
     def datum(self, p: dict[str, Any], datum: str) -> bool:
-        value = p.get(datum, p.get(camel(datum)))
+        value = _get(p, datum)
         self.current = p
         if _get(p, "thought") is True:
             self.parts.append(ir.StructuredPart(schema=REASONING, value=p))
@@ -106,14 +115,14 @@ class _Reader:
         mapped = self.mapped(datum, value)
         if mapped is None:
             return False
-        signature = next((k for k in SIGNATURES if k in p), None)
+        signature = next((k for k in SIGNATURES if p.get(k) is not None), None)
         if signature is not None:  # what the model signed stays with it, apart from visible content
             self.parts.append(ir.StructuredPart(schema=REASONING, value={signature: p[signature]}))
             self.order.append("p")
         letter, apply = mapped
         apply()
         self.order.append(letter)
-        qualifiers = {k: v for k, v in p.items() if _snake(k) in QUALIFIERS}
+        qualifiers = {k: v for k, v in p.items() if _snake(k) in QUALIFIERS and v is not None}
         if qualifiers and datum in ("text", "inline_data", "file_data"):
             self.parts[-1].unknown = qualifiers
         return True
