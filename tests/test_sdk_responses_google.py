@@ -81,7 +81,8 @@ _RESPONSES: dict[str, tuple[dict[str, Any], tuple[Any, ...], dict[str, Any] | No
     "response_compaction_item_param.ResponseCompactionItemParam": (
         {"type": "compaction", "encrypted_content": "ZW5j"}, ("opaque",), None),
     "response_input_item.ImageGenerationCall": (
-        {"id": "ig_1", "type": "image_generation_call", "status": "completed", "result": PNG},
+        {"id": "ig_1", "type": "image_generation_call", "status": "completed", "result": PNG,
+         "revised_prompt": "a red square"},
         ("server", "image_generation", "success"), None),
     "response_code_interpreter_tool_call.ResponseCodeInterpreterToolCall": (
         {"id": "ci_1", "type": "code_interpreter_call", "status": "completed", "code": "print(1)",
@@ -337,6 +338,15 @@ def test_a_message_content_part_maps_and_round_trips_exactly(name):
     assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
 
 
+def test_a_generated_image_and_its_revised_prompt_are_the_outcome():
+    item = _validated("response_input_item.ImageGenerationCall", "to_dict")
+    asif = to_asif(export(("assistant", item)))
+    parts = event(asif, "tool_result")["data"]["parts"]
+    assert [p["kind"] for p in parts] == ["resource", "text"] and parts[1]["text"] == "a red square"
+    image = next(r for r in asif["resources"] if r["id"] == parts[0]["resource_id"])
+    assert (image["availability"], image["media_type"]) == ("embedded", "image/png")
+
+
 def test_a_provider_run_call_whose_status_is_not_a_string_has_no_outcome():
     search = {**_RESPONSES["response_function_web_search.ResponseFunctionWebSearch"][0], "status": []}
     doc = export(("assistant", [search]))
@@ -357,7 +367,8 @@ _GOOGLE: dict[str, tuple[dict[str, Any], tuple[Any, ...]]] = {
                   ("resource", "external")),
     "function_call": ({"function_call": {"id": "fc1", "name": "weather", "args": {"city": "Paris"}}},
                       ("call", "weather", "fc1")),
-    "function_response": ({"function_response": {"id": "fc1", "name": "weather", "response": {"output": "sunny"}}},
+    "function_response": ({"function_response": {"id": "fc1", "name": "weather", "response": {"output": "sunny"},
+                                                  "parts": [{"inline_data": {"data": PNG, "mime_type": "image/png"}}]}},
                           ("result", "fc1", "success")),
     "executable_code": ({"executable_code": {"code": "print(1)", "language": "PYTHON"}},
                         ("call", "code_execution", None)),
@@ -453,6 +464,8 @@ def test_a_google_part_maps_and_round_trips_exactly(key, camel, nulls):
         calls = {e["data"]["call_id"] for e in asif["events"] if e["kind"] == "tool_call"}
         results = [e["data"] for e in last if e["kind"] == "tool_result"]
         assert [r["outcome"] for r in results] == [expected[2]] and results[0]["call_id"] in calls
+        if key == "function_response":  # the media it returned are resources of the result
+            assert [p["kind"] for p in results[0]["parts"]] == ["structured", "resource"]
     again = convert(json.dumps(asif).encode(), to="continuity")
     assert exact(doc, again.document) == {}
     assert again.losses == []

@@ -147,6 +147,18 @@ class _Reader:
             return self.call(datum, value)
         return self.result(datum, value)
 
+    def response_part(self, p: Any) -> ir.Part:
+        """A part of a function response (inline or file data) as a resource part, else opaque."""
+        rid = f"{self.mid}/function_response/{len(self.out.resources)}"
+        datum = _datum(p) if isinstance(p, dict) else None
+        value = _get(p, datum) if datum in ("inline_data", "file_data") else None
+        res = self.media(str(datum), value, rid) if isinstance(value, dict) else None
+        if res is None:
+            return opaque(self.out, p, "function_response.part", rid)
+        self.out.resources.append(res)
+        qualifiers = {k: v for k, v in p.items() if _snake(k) in QUALIFIERS and v is not None}
+        return ir.ResourcePart(resource_id=res.id, unknown=qualifiers)
+
     def media(self, datum: str, value: dict[str, Any], rid: str) -> ir.Resource | None:
         mime = _get(value, "mime_type")
         res = None
@@ -211,6 +223,9 @@ class _Reader:
                 outcome = "error" if "error" in response and "output" not in response \
                     else "success" if "output" in response else "unknown"
                 parts.append(ir.StructuredPart(schema=f"{NAME}/{datum}.response", value=response))
+            media = value.get("parts")
+            for p in media if isinstance(media, list) else ():  # media the function returned
+                parts.append(self.response_part(p))
         k = len(self.out.results)
 
         def add() -> None:
@@ -286,7 +301,7 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
 
     def result(k: int, r: dict[str, Any]) -> None:
         kind = result_kinds[k] if k < len(result_kinds) else "function_response"
-        put([_result(r, kind, k in derived_results, key)])
+        put([_result(r, kind, k in derived_results, key, pieces)])
 
     queues = {"p": list(enumerate(pieces.parts)), "c": list(enumerate(pieces.calls)),
               "r": list(enumerate(pieces.results))}
@@ -345,7 +360,7 @@ def _call(call: dict[str, Any], kind: str, derived: bool, key: Any) -> dict[str,
     return {key(kind): value}
 
 
-def _result(result: dict[str, Any], kind: str, derived: bool, key: Any) -> dict[str, Any]:
+def _result(result: dict[str, Any], kind: str, derived: bool, key: Any, pieces: Pieces) -> dict[str, Any]:
     parts = result.get("parts", [])
     value: dict[str, Any] = {} if derived else {"id": result["call_id"]}
     if kind == "code_execution_result":
@@ -359,4 +374,7 @@ def _result(result: dict[str, Any], kind: str, derived: bool, key: Any) -> dict[
         values = [p["value"] for p in parts if p["kind"] == "structured"]
         if values:
             value["response"] = values[0]
+        media = [b for p in parts if p["kind"] in ("resource", "opaque") for b in _part(p, pieces, key)]
+        if media:
+            value["parts"] = media
     return {key(kind): value}

@@ -254,6 +254,8 @@ class _Reader:
             if image is not None:
                 self.out.resources.append(image)
                 parts.append(ir.ResourcePart(resource_id=image.id))
+            if isinstance(item.get("revised_prompt"), str):  # what the model asked the image for
+                parts.append(ir.TextPart(text=item["revised_prompt"]))
         elif kind == "mcp_call":
             if isinstance(item.get("output"), str):
                 parts.append(ir.TextPart(text=item["output"]))
@@ -566,6 +568,8 @@ def _server_outcome(kind: str, result: dict[str, Any], pieces: Pieces) -> dict[s
             if p["kind"] == "resource" and (res := pieces.resources.get(p["resource_id"])) is not None \
                     and "data" in res:
                 out["result"] = res["data"]
+        if texts:
+            out["revised_prompt"] = "".join(texts)
     elif kind == "mcp_call":
         if texts:
             out["output"] = "".join(texts)
