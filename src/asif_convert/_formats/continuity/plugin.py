@@ -82,6 +82,7 @@ class ContinuityFormat:
         doc = _first_release_losses(doc, plain, plain_ledger)
         doc = _implied_state(doc, plain)
         doc = _first_release_forks(codec, doc, plain, export)
+        doc = _losses_said_since(doc, plain)
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours
         # when nothing else restores the document (with a residual, the return trip is exact:
@@ -129,7 +130,28 @@ def _first_release_losses(doc: ir.Document, plain: ir.Document, ledger: Ledger) 
     return msgspec.structs.replace(doc, losses=losses) if losses != doc.losses else doc
 
 
-_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content")
+def _losses_said_since(doc: ir.Document, plain: ir.Document) -> ir.Document:
+    """``doc`` with the translation losses today's reading of the export derives and ``doc``
+    lacks put in, where ``doc`` is our translation of exactly this export (its capture is the
+    one today's reading gives, named by the export's digest): an earlier version that did not say them yet wrote it, and they say
+    nothing of the document's own. Documents of anyone else keep their losses as they are."""
+    if not isinstance(doc.capture, ir.Capture) or doc.capture != plain.capture:
+        return doc
+    have = {loss.id for loss in doc.losses}
+    if all(loss.id in have for loss in plain.losses):
+        return doc
+    losses = list(doc.losses)
+    at = 0
+    for loss in plain.losses:
+        if loss.id in have:
+            at = next(k for k, mine in enumerate(losses) if mine.id == loss.id) + 1
+        elif loss.id.startswith("translation:"):
+            losses.insert(at, loss)
+            at += 1
+    return msgspec.structs.replace(doc, losses=losses)
+
+
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part")
 
 
 def _implied_state(doc: ir.Document, plain: ir.Document) -> ir.Document:

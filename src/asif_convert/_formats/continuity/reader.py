@@ -351,6 +351,8 @@ class _Reader:
             body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
                                arguments_status=call.status)
             members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
+            if call.status == "partial":  # the text received so far is not JSON: the state keeps it
+                self.ledger.add("+partial-arguments", "event", members["call"][-1])
         for k, result in enumerate(split.results):
             self.roles["tool"] = None
             answer = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
@@ -377,9 +379,11 @@ class _Reader:
             native["style"] = split.options
         counters = usage.extract(rec["content_json"])
         self.usage += usage.entries(counters, anchor.id, self.codec.dump(_REPORTED))
-        difference = self._difference(rec, role, split, events, members, text_part, counters)
-        if difference is not None:
-            native["diff"] = difference
+        diff = self._difference(rec, role, split, events, members, text_part, counters)
+        if diff is not None:
+            native["diff"] = diff
+            if difference.says(diff):
+                self.ledger.add("+dialect-unmapped-text", "event", anchor.id)
         self.groups[anchor.id] = members  # stored only when the writer would not find them by id
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
