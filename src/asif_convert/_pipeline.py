@@ -36,6 +36,8 @@ class Result:
     warnings: list[Problem] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)  # what an ASIF output embeds by path, by that path
     artifacts: dict[str, bytes] = field(default_factory=dict)  # embedded files, by their original location
+    # what each path asked of the artifacts folder gave, in order (see _artifacts.reads_digest)
+    artifact_reads: dict[str, str] = field(default_factory=dict)
 
     def loss_counts(self) -> Counter[str]:
         return Counter(loss.kind for loss in self.losses)
@@ -204,7 +206,8 @@ def new_context(options: Options) -> Context:
     artifacts folder the user named (if any)."""
     files = None
     if options.artifacts_root is not None:
-        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total)
+        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total,
+                              folder=options.artifacts_folder or "")
     return Context(options=options, namespaces=namespaces(), files=files)
 
 
@@ -281,7 +284,8 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     if package:
         output = write_package(output, packaged_files(out, files, name, ctx.files))
     return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
-                  warnings=problems, files=embedded, artifacts=artifacts)
+                  warnings=problems, files=embedded, artifacts=artifacts,
+                  artifact_reads=dict(ctx.files.log) if ctx.files else {})
 
 
 def _copy(found: _Input, problems: list[Problem], options: Options, compact: bool, limits: Limits,

@@ -64,6 +64,9 @@ class Options:
     artifacts_root: Path | None = None
     artifact_max_bytes: int = MAX_ARTIFACT_BYTES
     artifacts_max_total: int = MAX_ARTIFACTS_TOTAL
+    # A folder inside artifacts_root that holds the files, reached without following a link
+    # (a batch's per-export artifacts folder); None: artifacts_root itself.
+    artifacts_folder: str | None = None
     source_pointers: bool = False  # carry the input as a resource; every event points at its record
 
     def __post_init__(self) -> None:
