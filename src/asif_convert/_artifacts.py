@@ -266,3 +266,13 @@ def source_resource(data: bytes, name: str, *, packaged: bool) -> ir.Resource:
         res.explanation = ("The document this session was converted from, referenced by its size and SHA-256; "
                            "its bytes are not carried (write a package to carry them).")
     return res
+
+
+def source_reference(data: bytes, name: str, *, member: str | None = None) -> dict[str, str | int]:
+    """The input document referenced by its file's name, size and SHA-256 (``member``: the
+    package member the pointers are into), for source pointers written into continuity."""
+    ref: dict[str, str | int] = {"name": Path(name).name or "input", "bytes": len(data),
+                                 "sha256": hashlib.sha256(data).hexdigest()}
+    if member is not None:
+        ref["member"] = member
+    return ref

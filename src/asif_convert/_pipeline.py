@@ -14,7 +14,7 @@ import msgspec
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
-from asif_convert._artifacts import ArtifactFiles, source_resource
+from asif_convert._artifacts import ArtifactFiles, source_reference, source_resource
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits, check_output
 from asif_convert._package import is_package, read_package, write_package
@@ -244,12 +244,16 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     ctx = new_context(options)
     source_doc = None
     if options.source_pointers:
-        if src.name != "continuity" or dst.name != "asif":
-            raise UsageError("source pointers are written from a continuity export to ASIF only")
+        if {src.name, dst.name} != {"continuity", "asif"}:
+            raise UsageError("source pointers are written between a continuity export and ASIF only")
         if found.data is None:
             raise UsageError("source pointers name the input's bytes: pass the document as bytes, text or a path")
-        source_doc = source_resource(found.data, name, packaged=package)
-        ctx.source_id = source_doc.id
+        if dst.name == "asif":
+            source_doc = source_resource(found.data, name, packaged=package)
+            ctx.source_id = source_doc.id
+        else:
+            ctx.source_document = source_reference(found.data, name,
+                                                   member="session.json" if is_package(found.data) else None)
     doc = src.read(raw, ctx)
     files, input_bytes = found.files, found.data
     del raw, found  # the decoded input is no longer needed: let it go before the output is built

@@ -242,7 +242,8 @@ def batch(
     artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
     source_pointers: Annotated[bool, typer.Option(
-        "--source-pointers", help="Carry each export as a resource and point every event at its record.")] = False,
+        "--source-pointers", help="To ASIF: carry each export as a resource and point every event at its record. "
+                                  "To continuity: point every record back at the ASIF records it came from.")] = False,
 ) -> None:
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
