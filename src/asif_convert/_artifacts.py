@@ -251,6 +251,22 @@ def _write_one(base: Path, path: str, content: bytes, force: bool) -> None:
             os.close(fd)
 
 
+def artifact_files(resources: Iterable[ir.Resource], files: dict[str, bytes], *, every: bool) -> dict[str, bytes]:
+    """What ``--artifacts-out`` writes: the bytes at hand of each resource embedded by path, under
+    its artifact's location (``original_location``) or, with ``every``, under its own ``path``
+    when it has no location (a file of an ASIF session that no continuity artifact holds: its
+    record travels in the residual, its bytes would otherwise stay behind). The first claim to a
+    location wins."""
+    out: dict[str, bytes] = {}
+    for r in resources:
+        if r.availability != "embedded" or not isinstance(r.path, str) or r.path not in files:
+            continue
+        where = r.original_location if isinstance(r.original_location, str) else r.path if every else None
+        if where is not None:
+            out.setdefault(where, files[r.path])
+    return out
+
+
 def source_resource(data: bytes, name: str, *, packaged: bool) -> ir.Resource:
     """The input document as a resource, for source pointers: embedded by path in a package,
     otherwise referenced by its size and digest (the bytes stay where they are)."""

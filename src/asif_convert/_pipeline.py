@@ -14,7 +14,7 @@ import msgspec
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
-from asif_convert._artifacts import ArtifactFiles, source_reference, source_resource
+from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits, check_output
 from asif_convert._package import is_package, read_package, write_package
@@ -263,9 +263,7 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         if isinstance(source_doc.path, str) and input_bytes is not None:
             files[source_doc.path] = input_bytes
     ctx.embedded = files
-    artifacts = {r.original_location: files[r.path] for r in doc.resources
-                 if r.availability == "embedded" and isinstance(r.path, str) and r.path in files
-                 and isinstance(r.original_location, str)}
+    artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
     out = dst.write(doc, ctx)
     del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
     if options.validate:
