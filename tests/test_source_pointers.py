@@ -50,6 +50,34 @@ def test_every_event_points_at_its_record_in_the_packaged_export(export):
     assert [p for p in validate(pkg.document) if p.severity == "error"] == []
 
 
+@pytest.mark.parametrize("export", CONTINUITY_FILES, ids=lambda p: p.stem)
+def test_resources_point_at_the_record_they_were_read_from(export):
+    data = export.read_bytes()
+    result = convert(data, to="asif", options=Options(source_pointers=True))
+    original = json.loads(data)
+    (source,) = [r for r in result.document["resources"] if r["purpose"] == "source"]
+    pointed = set()
+    for res in result.document["resources"]:
+        if res is source:
+            continue
+        (ref,) = res["provenance"]["sources"]
+        assert ref["resource_id"] == source["id"] and ref["locator"]["syntax"] == "json-pointer"
+        where = ref["locator"]["value"]
+        record = _resolve(original, where)
+        if res["purpose"] == "native":
+            assert where.startswith("/native_states/") and res["id"] in (record["state_id"],
+                                                                        res["agent-continuity/1"].get("state_id"))
+        elif res["purpose"] == "artifact":
+            assert where.startswith("/artifacts/") and res["original_location"] == record["path"]
+        else:  # split out of a message's content
+            assert where.startswith("/messages/"), (res["id"], where)
+        pointed.add(where)
+    records = {f"/{c}/{i}" for c in ("native_states", "artifacts") for i in range(len(original.get(c) or ()))}
+    assert records <= pointed
+    # and they travel: continuity -> ASIF -> continuity -> ASIF is exact
+    assert convert(convert(result.output, to="continuity").output, to="asif").output == result.output
+
+
 def test_without_a_package_the_export_is_referenced_by_its_digest():
     data = CONTINUITY_FILES[2].read_bytes()
     result = convert(data, to="asif", options=Options(source_pointers=True), name="x/export.json")

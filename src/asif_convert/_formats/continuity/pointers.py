@@ -22,14 +22,23 @@ class Pointers:
 
     def __init__(self, raw: dict[str, Any], resource_id: str) -> None:
         self.resource_id = resource_id
-        self.where = {id(rec): f"/{coll}/{i}" for coll in ("messages", "events")
+        self.where = {id(rec): f"/{coll}/{i}" for coll in ("messages", "events", "native_states", "artifacts")
                       for i, rec in enumerate(raw.get(coll) or ())}
 
+    def _source(self, rec: dict[str, Any]) -> ir.SourceRef:
+        return ir.SourceRef(resource_id=self.resource_id,
+                            locator=ir.Locator(syntax="json-pointer", value=self.where[id(rec)]))
+
     def point(self, events: list[ir.Event], rec: dict[str, Any]) -> None:
-        source = ir.SourceRef(resource_id=self.resource_id,
-                              locator=ir.Locator(syntax="json-pointer", value=self.where[id(rec)]))
+        source = self._source(rec)
         for ev in events:
             ev.provenance = msgspec.structs.replace(ev.provenance, sources=[source])
+
+    def point_resource(self, res: ir.Resource, rec: dict[str, Any], reported: ir.Provenance) -> None:
+        """A resource read from a native state, an artifact or (split out of) a message points
+        at that record; its provenance says the export reported it, as an event's does."""
+        base = res.provenance if isinstance(res.provenance, ir.Provenance) else reported
+        res.provenance = msgspec.structs.replace(base, sources=[self._source(rec)])
 
 
 # -- ASIF -> continuity: records that point back -------------------------------------------------
