@@ -12,7 +12,7 @@ from asif_convert import ir
 from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec, codec_for
 from asif_convert._errors import Problem
-from asif_convert._formats.continuity import NAMESPACE, artifacts, reader, residual, writer
+from asif_convert._formats.continuity import NAMESPACE, artifacts, pointers, reader, residual, writer
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_table
 from asif_convert._validation.continuity import referential_problems
@@ -54,7 +54,7 @@ class ContinuityFormat:
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
         codec = codec_for(ctx.namespaces)
-        raw, losses, diff, carried = residual.split(doc)
+        raw, losses, diff, carried = residual.split(pointers.consume(doc))  # our back-pointers are no data
         ctx.carries_target_records = carried.first_release or bool(carried.messages or carried.events)
         travelled = losses.get("losses", []) + _own_losses(codec, losses.get("ours"))
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
@@ -73,7 +73,8 @@ class ContinuityFormat:
         ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
         # A continuity state that is not of its declared shape is foreign: carried like any
         # property continuity has no field for.
-        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid))
+        origins: dict[str, list[list[str]]] | None = {} if ctx.source_document is not None else None
+        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid), origins)
         replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
         plain_ledger = Ledger(load_table(READ_TABLE))
         plain = _plain_read(codec, export, [], plain_ledger, residual.Carried(carried), replay)
@@ -101,6 +102,8 @@ class ContinuityFormat:
             diff = _diff(codec, plain, doc)  # against what read() will rebuild
             if diff:
                 export = residual.attach(export, residual.RESIDUAL, {"patch": diff})
+        if origins is not None:  # last: read() takes them out first, so nothing above sees them
+            export = pointers.back(export, origins, msgspec.convert(ctx.source_document, pointers.DocumentRef))
         return export
 
 def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any] | None:

@@ -366,6 +366,8 @@ class _Reader:
             res.id = new_id
             members["res"].append(res.id)
             self.dialect_resources.append(res)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
         for ev in events:
             for part in ir.parts_of(ev.body):
                 if isinstance(part, ir.ResourcePart):
@@ -559,6 +561,8 @@ class _Reader:
             else:
                 res.explanation = "The export lists this native state without its payload."
                 self.ledger.add("+native-state-without-payload", *ref)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
             out.append(res)
         return out
 
@@ -592,6 +596,8 @@ class _Reader:
             elif "sha256" in rec:
                 native["sha256"] = sha
                 self.ledger.add("artifacts[].sha256", *ref)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
             out.append(res)
         return out
 
