@@ -136,8 +136,9 @@ def _first_release_losses(doc: ir.Document, plain: ir.Document, ledger: Ledger) 
 def _losses_said_since(doc: ir.Document, plain: ir.Document) -> ir.Document:
     """``doc`` with the translation losses today's reading of the export derives and ``doc``
     lacks put in, where ``doc`` is our translation of exactly this export (its capture is the
-    one today's reading gives, named by the export's digest): an earlier version that did not say them yet wrote it, and they say
-    nothing of the document's own. Documents of anyone else keep their losses as they are."""
+    one today's reading gives, named by the export's digest): an earlier version that did not
+    say them yet wrote it, and they say nothing of the document's own. Documents of anyone
+    else keep their losses as they are."""
     if not isinstance(doc.capture, ir.Capture) or doc.capture != plain.capture:
         return doc
     have = {loss.id for loss in doc.losses}
