@@ -222,3 +222,23 @@ def test_a_known_block_in_a_shape_that_cannot_be_mapped_is_opaque_under_its_own_
             "translation:dialect-opaque-block:anthropic-messages/image",
             "translation:dialect-opaque-block:openai-chat/video_url"} <= ids
     assert convert(out.output, to="continuity").document == src
+
+
+def test_edited_resources_travel_back_into_their_blocks():
+    """A URL, a file id and a document's text are the resource's own fields: edits of them are
+    written back into the block they came from, in the source type the edit implies."""
+    text_source = {"type": "text", "media_type": "text/plain", "data": "v1"}
+    src = _export(("user", [{"type": "text", "text": "see"},
+                            {"type": "image", "source": {"type": "url", "url": "https://e.x/a.png"}},
+                            {"type": "document", "source": text_source}]),
+                  ("user", {"role": "user", "name": "n", "content": [{"type": "file", "file": {"file_id": "file-1"}}]}))
+    doc = json.loads(convert(json.dumps(src).encode(), to="asif").output)
+    res = {r["id"]: r for r in doc["resources"]}
+    res["m1/image/0"]["locator"] = "file_011C"  # now a Files API id, not a URL
+    res["m1/document/1"]["text"] = "v2"
+    res["m2/file/0"]["locator"] = "file-2"
+    back = convert(json.dumps(doc).encode(), to="continuity").document
+    first, second = (m["content_json"] for m in back["messages"])
+    assert first[1] == {"type": "image", "source": {"type": "file", "file_id": "file_011C"}}
+    assert first[2] == {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "v2"}}
+    assert second["content"] == [{"type": "file", "file": {"file_id": "file-2"}}]
