@@ -14,7 +14,7 @@ import msgspec
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
-from asif_convert._artifacts import ArtifactFiles, source_resource
+from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits, check_output
 from asif_convert._package import is_package, read_package, write_package
@@ -36,6 +36,8 @@ class Result:
     warnings: list[Problem] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)  # what an ASIF output embeds by path, by that path
     artifacts: dict[str, bytes] = field(default_factory=dict)  # embedded files, by their original location
+    # what each path asked of the artifacts folder gave, in order (see _artifacts.reads_digest)
+    artifact_reads: dict[str, str] = field(default_factory=dict)
 
     def loss_counts(self) -> Counter[str]:
         return Counter(loss.kind for loss in self.losses)
@@ -204,7 +206,8 @@ def new_context(options: Options) -> Context:
     artifacts folder the user named (if any)."""
     files = None
     if options.artifacts_root is not None:
-        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total)
+        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total,
+                              folder=options.artifacts_folder or "")
     return Context(options=options, namespaces=namespaces(), files=files)
 
 
@@ -241,12 +244,16 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     ctx = new_context(options)
     source_doc = None
     if options.source_pointers:
-        if src.name != "continuity" or dst.name != "asif":
-            raise UsageError("source pointers are written from a continuity export to ASIF only")
+        if {src.name, dst.name} != {"continuity", "asif"}:
+            raise UsageError("source pointers are written between a continuity export and ASIF only")
         if found.data is None:
             raise UsageError("source pointers name the input's bytes: pass the document as bytes, text or a path")
-        source_doc = source_resource(found.data, name, packaged=package)
-        ctx.source_id = source_doc.id
+        if dst.name == "asif":
+            source_doc = source_resource(found.data, name, packaged=package)
+            ctx.source_id = source_doc.id
+        else:
+            ctx.source_document = source_reference(found.data, name,
+                                                   member="session.json" if is_package(found.data) else None)
     doc = src.read(raw, ctx)
     files, input_bytes = found.files, found.data
     del raw, found  # the decoded input is no longer needed: let it go before the output is built
@@ -256,9 +263,7 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         if isinstance(source_doc.path, str) and input_bytes is not None:
             files[source_doc.path] = input_bytes
     ctx.embedded = files
-    artifacts = {r.original_location: files[r.path] for r in doc.resources
-                 if r.availability == "embedded" and isinstance(r.path, str) and r.path in files
-                 and isinstance(r.original_location, str)}
+    artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
     out = dst.write(doc, ctx)
     del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
     if options.validate:
@@ -281,7 +286,8 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     if package:
         output = write_package(output, packaged_files(out, files, name, ctx.files))
     return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
-                  warnings=problems, files=embedded, artifacts=artifacts)
+                  warnings=problems, files=embedded, artifacts=artifacts,
+                  artifact_reads=dict(ctx.files.log) if ctx.files else {})
 
 
 def _copy(found: _Input, problems: list[Problem], options: Options, compact: bool, limits: Limits,

@@ -357,6 +357,8 @@ class _Reader:
             body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
                                arguments_status=call.status)
             members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
+            if call.status == "partial":  # the text received so far is not JSON: the state keeps it
+                self.ledger.add("+partial-arguments", "event", members["call"][-1])
         for k, result in enumerate(split.results):
             if result.server is None:
                 self.roles["tool"] = None
@@ -373,6 +375,8 @@ class _Reader:
             res.id = new_id
             members["res"].append(res.id)
             self.dialect_resources.append(res)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
         for ev in events:
             for part in ir.parts_of(ev.body):
                 if isinstance(part, ir.ResourcePart | ir.OpaquePart):
@@ -386,9 +390,11 @@ class _Reader:
             native["style"] = split.options
         counters = usage.extract(rec["content_json"])
         self.usage += usage.entries(counters, anchor.id, self.codec.dump(_REPORTED))
-        difference = self._difference(rec, role, split, events, members, text_part, counters)
-        if difference is not None:
-            native["diff"] = difference
+        diff = self._difference(rec, role, split, events, members, text_part, counters)
+        if diff is not None:
+            native["diff"] = diff
+            if difference.says(diff):
+                self.ledger.add("+dialect-unmapped-text", "event", anchor.id)
         self.groups[anchor.id] = members  # stored only when the writer would not find them by id
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
@@ -566,6 +572,8 @@ class _Reader:
             else:
                 res.explanation = "The export lists this native state without its payload."
                 self.ledger.add("+native-state-without-payload", *ref)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
             out.append(res)
         return out
 
@@ -599,6 +607,8 @@ class _Reader:
             elif "sha256" in rec:
                 native["sha256"] = sha
                 self.ledger.add("artifacts[].sha256", *ref)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
             out.append(res)
         return out
 
