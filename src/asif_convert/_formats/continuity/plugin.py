@@ -54,12 +54,15 @@ class ContinuityFormat:
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
         codec = codec_for(ctx.namespaces)
-        raw, losses, diff, carried = residual.split(pointers.consume(doc))  # our back-pointers are no data
+        consumed = pointers.consume(doc)  # our back-pointers into the ASIF document: no data
+        raw, losses, diff, carried = residual.split(consumed)
         ctx.carries_target_records = carried.first_release or bool(carried.messages or carried.events)
         travelled = losses.get("losses", []) + _own_losses(codec, losses.get("ours"))
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
+        if consumed is not doc and not pointers.restored(doc):  # else the residual restores the document
+            ledger.add("+back-pointers")
         restored = _plain_read(codec, raw, travelled, ledger, carried, ctx.files, ctx.source_id)
         if diff is None:
             return restored
@@ -103,7 +106,8 @@ class ContinuityFormat:
             if diff:
                 export = residual.attach(export, residual.RESIDUAL, {"patch": diff})
         if origins is not None:  # last: read() takes them out first, so nothing above sees them
-            export = pointers.back(export, origins, msgspec.convert(ctx.source_document, pointers.DocumentRef))
+            export = pointers.back(export, origins, msgspec.convert(ctx.source_document, pointers.DocumentRef),
+                                   restored=ctx.options.residual)
         return export
 
 def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any] | None:

@@ -78,16 +78,19 @@ class SourcesPayload(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=T
     metadata: list[str] = []  # the records whose metadata holds the pointer (KEY)
     created: list[str] = []  # ... in a metadata object written only for it
     native_states_added: bool = False  # the export had no native_states before this entry
+    restored: bool = False  # written with the residual: reading the export back restores the document
 
 
-def back(export: dict[str, Any], origins: dict[str, list[list[str]]], document: DocumentRef) -> dict[str, Any]:
+def back(export: dict[str, Any], origins: dict[str, list[list[str]]], document: DocumentRef,
+         restored: bool) -> dict[str, Any]:
     """A copy of ``export`` whose records point back at the ASIF records they came from
-    (``origins``: by collection, in order, as the writer recorded them)."""
+    (``origins``: by collection, in order, as the writer recorded them); ``restored`` when the
+    export holds what restores the document (written with its residual)."""
     out = dict(export)
     records = {"/session": ["/session"]}
     for coll, came in origins.items():
         records.update((f"/{coll}/{k}", ptrs) for k, ptrs in enumerate(came) if ptrs)
-    payload = SourcesPayload(document=document, records=records)
+    payload = SourcesPayload(document=document, records=records, restored=restored)
     owners: list[tuple[str, dict[str, Any]]] = [("/session", out)]
     for coll in _WITH_METADATA:
         if isinstance(out.get(coll), list):
@@ -119,14 +122,10 @@ def consume(raw: dict[str, Any]) -> dict[str, Any]:
     """``raw`` without the source pointers a conversion to continuity wrote into it: the
     ``sources/1`` entry (the first one, when it has the declared shape) and the metadata values
     it lists, where they are exactly what it says. Anything else is left as data."""
-    states = raw.get("native_states")
-    if not isinstance(states, list):
+    k, payload = _entry(raw)
+    if payload is None:
         return raw
-    k = next((i for i, s in enumerate(states) if isinstance(s, dict) and s.get("provider") == "asif"
-              and s.get("kind") == SOURCES), None)
-    payload = _payload(states[k].get("payload")) if k is not None else None
-    if k is None or payload is None:
-        return raw
+    states = raw["native_states"]
     out = dict(raw)
     rest = states[:k] + states[k + 1:]
     if rest or not payload.native_states_added:
@@ -141,6 +140,23 @@ def consume(raw: dict[str, Any]) -> dict[str, Any]:
             out[coll] = list(out[coll])
             out[coll][int(index)] = _without_pointer(out[coll][int(index)], payload, ptr)
     return out
+
+
+def restored(raw: dict[str, Any]) -> bool:
+    """Whether the export's pointers were written beside what restores the ASIF document."""
+    return bool((payload := _entry(raw)[1]) and payload.restored)
+
+
+def _entry(raw: dict[str, Any]) -> tuple[int, SourcesPayload | None]:
+    """The position and payload of the export's ``sources/1`` entry (the first), or None."""
+    states = raw.get("native_states")
+    if not isinstance(states, list):
+        return -1, None
+    k = next((i for i, s in enumerate(states) if isinstance(s, dict) and s.get("provider") == "asif"
+              and s.get("kind") == SOURCES), None)
+    if k is None:
+        return -1, None
+    return k, _payload(states[k].get("payload"))
 
 
 def _value(payload: SourcesPayload, ptr: str) -> dict[str, Any]:
