@@ -202,3 +202,43 @@ def test_an_openai_message_with_text_parts_and_tool_calls_is_not_taken_for_anthr
     assert [e["kind"] for e in out.document["events"]] == ["message", "tool_call", "tool_result"]
     assert by_kind(out.document, "tool_result")[0]["data"]["parts"] == [{"kind": "text", "text": "done"}]
     assert convert(out.output, to="continuity").document == src
+
+
+def test_a_known_block_in_a_shape_that_cannot_be_mapped_is_opaque_under_its_own_type():
+    """A tool_use without an id (ASIF ids are never empty), an image whose base64 does not
+    decode, an OpenAI part of a type it does not know: each an opaque part in its place."""
+    src = _export(("assistant", [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "", "name": "f",
+                                                                  "input": {}}]),
+                  ("user", [{"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                         "data": "not base64!"}}, {"type": "text", "text": "b"}]),
+                  ("user", {"role": "user", "name": "n", "content": [{"type": "text", "text": "c"},
+                                                                     {"type": "video_url", "video_url": "v"}]}))
+    out = convert(json.dumps(src).encode(), to="asif")
+    parts = {e["id"]: [p.get("semantic_type", p["kind"]) for p in e["data"]["parts"]] for e in out.document["events"]}
+    assert parts == {"m1": ["text", "anthropic-messages/tool_use"], "m2": ["anthropic-messages/image", "text"],
+                     "m3": ["text", "openai-chat/video_url"]}
+    ids = {loss["id"] for loss in out.document["losses"]}
+    assert {"translation:dialect-opaque-block:anthropic-messages/tool_use",
+            "translation:dialect-opaque-block:anthropic-messages/image",
+            "translation:dialect-opaque-block:openai-chat/video_url"} <= ids
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_edited_resources_travel_back_into_their_blocks():
+    """A URL, a file id and a document's text are the resource's own fields: edits of them are
+    written back into the block they came from, in the source type the edit implies."""
+    text_source = {"type": "text", "media_type": "text/plain", "data": "v1"}
+    src = _export(("user", [{"type": "text", "text": "see"},
+                            {"type": "image", "source": {"type": "url", "url": "https://e.x/a.png"}},
+                            {"type": "document", "source": text_source}]),
+                  ("user", {"role": "user", "name": "n", "content": [{"type": "file", "file": {"file_id": "file-1"}}]}))
+    doc = json.loads(convert(json.dumps(src).encode(), to="asif").output)
+    res = {r["id"]: r for r in doc["resources"]}
+    res["m1/image/0"]["locator"] = "file_011C"  # now a Files API id, not a URL
+    res["m1/document/1"]["text"] = "v2"
+    res["m2/file/0"]["locator"] = "file-2"
+    back = convert(json.dumps(doc).encode(), to="continuity").document
+    first, second = (m["content_json"] for m in back["messages"])
+    assert first[1] == {"type": "image", "source": {"type": "file", "file_id": "file_011C"}}
+    assert first[2] == {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "v2"}}
+    assert second["content"] == [{"type": "file", "file": {"file_id": "file-2"}}]

@@ -24,6 +24,7 @@ from asif_convert._docs import load_dialects
 from asif_convert._formats.continuity.dialects import REASONING
 
 from . import sdk_blocks as sb
+from .test_visibility import unseen
 
 TABLE = load_dialects()
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
@@ -330,6 +331,7 @@ def test_no_visible_string_is_silent(converted):
             r.get("text", "") for r in doc["resources"] if r["id"] in named)
         for text in _visible(message["content_json"]):
             assert json.dumps(text, ensure_ascii=False)[1:-1] in seen, (mid, text)
+    assert unseen(src, doc) == []  # the corpus's rule too: every text seen, or a loss names its record
 
 
 def test_round_trip_is_exact(converted):
@@ -364,3 +366,36 @@ def test_edits_travel(converted):
     back = convert(json.dumps(doc).encode(), to="continuity")
     again = convert(back.output, to="asif").document
     assert _mapped(again, _ids(case)) == _mapped(doc, _ids(case))
+
+
+def _dumped(case: Case) -> list[tuple[str, Any]] | None:
+    """The case's messages with the block under test as the SDK's response model dumps it
+    (``to_dict()``: the SDK's key order, its nulls), or None when no response model types it."""
+    role, content = case.messages[-1]
+    for sdk_type, value in case.sdk:
+        if isinstance(sdk_type, type) and issubclass(sdk_type, sb.pydantic.BaseModel):
+            dump = sb.instance(sdk_type, value)
+            if content == value:
+                return [*case.messages[:-1], (role, dump)]
+            if isinstance(content, list) and value in content:
+                return [*case.messages[:-1], (role, [dump if b == value else b for b in content])]
+    return None
+
+
+DUMPED = [c for c in CASES if _dumped(c) is not None]
+
+
+@pytest.mark.parametrize("case", DUMPED, ids=lambda c: f"{c.dialect}:{c.key}")
+def test_response_model_dumps_map_the_same_and_round_trip(case):
+    """What a runtime stores from a response is the SDK's dump of it: the same mapping, nothing
+    unseen, exact."""
+    src = sb.export(*_dumped(case))
+    out = convert(json.dumps(src).encode(), to="asif")
+    mid = _ids(case)[-1]
+    assert TABLE[case.dialect]["blocks"][case.key]["maps"] in _what(_events(out.document, mid))
+    assert unseen(src, out.document) == []
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_the_response_models_are_exercised():
+    assert len(DUMPED) >= 20

@@ -103,7 +103,8 @@ def render_dialects(table: dict[str, Any]) -> str:
         "embedded resource) and is reported as a `dialect-opaque-block` loss naming the block type and "
         "the records; nothing is silent. Every form round-trips exactly (continuity → ASIF → "
         "continuity), and edits of what is mapped travel back. Each block type is tested against the "
-        "SDK's own types (`tests/test_sdk_*.py`).",
+        "SDK's own types (`tests/test_sdk_*.py`). Content that fits several dialects goes to the one "
+        "that leaves the fewest blocks opaque, then to the first in this list.",
         "",
         "| dialect | SDK | block types | recognized | opaque (with a loss) | silent |",
         "|---|---|---|---|---|---|",

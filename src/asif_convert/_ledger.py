@@ -61,14 +61,16 @@ class Ledger:
             entry = self.table.derived.get(field) if key.startswith("+") else self.table.fields.get(key)
             said = (entry or {}).get("first_release_explanation", spec.explanation) if first_release \
                 else spec.explanation
-            explanation = f"{field} ({about}): {said}" if about else f"{field}: {said}"
+            if about:
+                field = f"{field}:{about}"  # the loss's subject, in its id and explanation
+            explanation = f"{field}: {said}"
             where = None if first_release else self._kept_on_record(key)
             if where is not None:  # the records are exactly those that carry it: no list of them
                 refs = {}
                 explanation += f" It is kept at {where} on every record that carries it."
             out.append(
                 ir.Loss(
-                    id=f"{self.stage}:{field}:{about}" if about else f"{self.stage}:{field}",
+                    id=f"{self.stage}:{field}",
                     stage=self.stage,
                     kind=self.kind or spec.kind,
                     scope=spec.scope,

@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 
 from asif_convert import _jsonio as jsonio
+from asif_convert._errors import InvalidInput, Problem
 from asif_convert.batch._records import OK, FileResult, Previous, UsageError
 
 _line_decoder = msgspec.json.Decoder(FileResult)
@@ -112,6 +113,16 @@ def _count_lines(path: Path) -> int:
 
 
 def read_manifest(path: str | os.PathLike[str]) -> list[FileResult]:
-    """Every line of a manifest, in order (for tests and tools)."""
+    """Every line of a manifest, in order (for tests and tools). A line that is not a file
+    record raises ``InvalidInput`` naming the manifest, the line and why."""
+    out = []
     with open(path, "rb") as fh:
-        return [_line_decoder.decode(line) for line in fh if line.strip()]
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(_line_decoder.decode(line))
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                problem = Problem(rule="manifest", path="", message=f"line {number} is not a file record: {exc}")
+                raise InvalidInput([problem], os.fspath(path)) from None
+    return out

@@ -126,7 +126,7 @@ def opaque(out: Split, block: Any, block_type: str, rid: str) -> ir.OpaquePart:
     text = msgspec.json.encode(block).decode()
     raw = text.encode()
     out.resources.append(ir.Resource(id=rid, media_type=OPAQUE_MEDIA_TYPE, availability="embedded",
-                                     purpose="native", text=text, bytes=len(raw),
+                                     purpose="input", text=text, bytes=len(raw),
                                      sha256=hashlib.sha256(raw).hexdigest()))
     out.opaque.append(block_type)
     return ir.OpaquePart(resource_id=rid, semantic_type=f"{out.dialect}/{block_type}",

@@ -158,7 +158,8 @@ def _part(p: dict[str, Any], out: Split, mid: str, parts: list[ir.Part]) -> None
     res = _media(p, f"{mid}/{_SEGMENTS.get(kind, kind)}/{len(out.resources)}")
     if res is not None:
         out.resources.append(res)
-        parts.append(ir.ResourcePart(resource_id=res.id))
+        # a file's name is something the reader sees: the part's description says it too
+        parts.append(ir.ResourcePart(resource_id=res.id, description=res.name))
         return
     parts.append(opaque(out, p, block_type(p), f"{mid}/opaque/{len(out.resources)}"))
 
@@ -275,13 +276,13 @@ def _render_part(part: dict[str, Any], pieces: Pieces) -> list[Any]:
         return opaque_value(part, pieces.resources)
     if kind == "resource":
         res = pieces.resources.get(part["resource_id"])
-        return [] if res is None else [_resource_part(res)]
+        return [] if res is None else [_resource_part(res, part.get("description"))]
     return []
 
 
-def _resource_part(res: dict[str, Any]) -> dict[str, Any]:
-    """The part of a resource: a file when the reader's resource id says so, audio for inline
-    wav or mp3 audio, else an image."""
+def _resource_part(res: dict[str, Any], description: str | None) -> dict[str, Any]:
+    """The part of a resource: a file when the reader's resource id says so (its filename the
+    part's description), audio for inline wav or mp3 audio, else an image."""
     embedded_data = res.get("availability") == "embedded" and "data" in res
     if "/file/" in res["id"]:
         body: dict[str, Any] = {}
@@ -291,8 +292,8 @@ def _resource_part(res: dict[str, Any]) -> dict[str, Any]:
                 else f"data:{res['media_type']};base64,{data}"
         else:
             body["file_id"] = res.get("locator", "")
-        if "name" in res:
-            body["filename"] = res["name"]
+        if description is not None:
+            body["filename"] = description
         return {"type": "file", "file": body}
     if embedded_data and res["media_type"] in _AUDIO_FORMATS:
         audio = {"data": res["data"], "format": _AUDIO_FORMATS[res["media_type"]]}
