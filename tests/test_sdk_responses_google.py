@@ -23,6 +23,7 @@ from .strategies import json_values
 from .test_canonical_content import back, event, export, to_asif
 from .test_foreign_state import VOCABULARY, _objects, vocab_json
 from .test_roundtrip import exact
+from .test_visibility import unseen
 
 PNG = "iVBORw0KGgo="  # base64 of the PNG signature
 
@@ -662,3 +663,27 @@ def test_the_mapping_table_names_every_block_type_the_dialects_know():
     assert opaque == {item["type"] for item, expected, _ in _RESPONSES.values() if expected[0] == "opaque"}
     opaque = {k for k, v in table["google-genai"]["blocks"].items() if v["maps"] == "opaque"}
     assert opaque == {k for k, (_, expected) in _GOOGLE.items() if expected[0] == "opaque"}
+
+
+def _unseen(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The texts of ``doc`` no ASIF reader sees, but for the strings that shape what is seen
+    elsewhere: a resource's bytes or locator (as a data URL too), a tool type named by its tool."""
+    asif = to_asif(doc)
+    shapes = {t["id"].upper() for t in asif["tools"]}
+    for r in asif["resources"]:
+        shapes |= {r.get("locator"), r.get("data"), f"data:{r['media_type']};base64,{r.get('data')}"}
+    return [u for u in unseen(doc, asif) if u[1] not in shapes]
+
+
+def test_no_text_of_any_sample_is_silent():
+    """Every text a sample holds is in ASIF message, tool_call or tool_result data, or a loss
+    references its record."""
+    silent = []
+    for key in sorted(_RESPONSES):
+        for dump in ("to_dict", "model_dump"):
+            doc, _ = _responses_export(key, dump, True)
+            silent += [(key, dump, *u) for u in _unseen(doc)]
+    for key in sorted(_GOOGLE):
+        for camel in (False, True):
+            silent += [(key, camel, *u) for u in _unseen(_google_export(key, camel))]
+    assert silent == []
