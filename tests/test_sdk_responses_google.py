@@ -348,6 +348,16 @@ def test_a_generated_image_and_its_revised_prompt_are_the_outcome():
     assert (image["availability"], image["media_type"]) == ("embedded", "image/png")
 
 
+def test_a_function_response_part_that_is_not_an_object_stays_opaque_in_place():
+    call = {"role": "model", "parts": [_GOOGLE["function_call"][0]]}
+    response = {"role": "user", "parts": [{"function_response": {"id": "fc1", "name": "weather",
+                                                                 "response": {"output": "sunny"}, "parts": [None]}}]}
+    doc = export(("assistant", call), ("tool", response))
+    asif = to_asif(doc)
+    assert [p["kind"] for p in event(asif, "tool_result")["data"]["parts"]] == ["structured", "opaque"]
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+
+
 def test_a_provider_run_call_whose_status_is_not_a_string_has_no_outcome():
     search = {**_RESPONSES["response_function_web_search.ResponseFunctionWebSearch"][0], "status": []}
     doc = export(("assistant", [search]))

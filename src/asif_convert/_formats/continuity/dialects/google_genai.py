@@ -319,7 +319,8 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
 
 def _part(part: dict[str, Any], pieces: Pieces, key: Any) -> list[Any]:
     qualifiers = {k: v for k, v in part.items() if _snake(k) in QUALIFIERS}
-    return [{**block, **qualifiers} for block in _datum_of(part, pieces, key)]
+    blocks = _datum_of(part, pieces, key)
+    return [{**b, **qualifiers} if qualifiers and isinstance(b, dict) else b for b in blocks]
 
 
 def _datum_of(part: dict[str, Any], pieces: Pieces, key: Any) -> list[Any]:
