@@ -390,6 +390,19 @@ def test_nesting_inside_a_session(tmp_path):
     converted(tmp_path, doc)
 
 
+def test_output_limits_hold_without_output_validation(tmp_path):
+    """--no-validate encodes the events a slice at a time instead of building the whole output:
+    the limits still bind each event, named by its path in the whole document."""
+    doc = load(CHAT)
+    doc["messages"][0]["content_json"] = json.loads("[" * 253 + "]" * 253)
+    refused(tmp_path, dumps(doc), "/events/0/data/parts/1/value" + "/0" * 250,
+            "in the output: arrays and objects are nested more than 256 levels deep here (--max-depth 256), so it "
+            "could not be read back with the same limits; raise --max-depth to convert this input", "--no-validate",
+            rule="limit")
+    doc["messages"][0]["content_json"] = json.loads("[" * 250 + "]" * 250)
+    converted(tmp_path, doc, "from-continuity", "--no-validate")
+
+
 def test_what_asif_convert_writes_reads_back_with_the_same_limits(tmp_path):
     """Every command that reads documents takes the limits, and reads back what a conversion
     under those limits wrote."""

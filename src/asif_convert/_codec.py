@@ -38,7 +38,9 @@ class Codec:
 
     # -- IR -> JSON -------------------------------------------------------------------------
 
-    def dump_document(self, doc: ir.Document) -> dict[str, Any]:
+    def dump_document(self, doc: ir.Document, events: bool = True) -> dict[str, Any]:
+        """The document as ASIF JSON; without ``events``, its ``events`` member is an empty list
+        (at its place in the key order), for a caller that dumps them one by one."""
         out: dict[str, Any] = {"asif_version": "0.4"}
         plan = _plan(ir.Document)
         for name, shape in plan.fields:
@@ -46,7 +48,7 @@ class Codec:
                 continue
             value = getattr(doc, name)
             if name == "events":
-                out[name] = [self.dump_event(e) for e in value]
+                out[name] = [self.dump_event(e) for e in value] if events else []
             elif value is not UNSET:
                 out[name] = value if shape is _JSON else self._dump_value(shape, value)
         for name in REQUIRED_EXTRAS:

@@ -116,7 +116,8 @@ def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
             raise InvalidInput([problem], source)
 
 
-def check_output(data: bytes, doc: Any, limits: Limits, source: str) -> None:
+def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[str, ...] = (),
+                 start: int = 0) -> None:
     """Refuse to write an output (``doc``, encoded as ``data``) whose structure could not be read
     back under the limits it was written with: a conversion adds levels (an ASIF event holds a
     continuity message's content three levels down, a residual holds ASIF values deeper still)
@@ -126,10 +127,13 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str) -> None:
 
     ``max_bytes`` is not checked here: it caps the memory a reading takes, and the other format
     may simply be larger (an ASIF session is several times its export); the command line says
-    when reading the output back needs a larger ``--max-bytes``."""
-    found = _walk(doc, limits, len(data) > limits.max_string)
+    when reading the output back needs a larger ``--max-bytes``.
+
+    ``doc`` may also be a slice of a list of the output (encoded as ``data``): the list at path
+    ``at``, the slice's first item at index ``start`` of it, checked as part of the whole."""
+    found = _walk(doc, limits, len(data) > limits.max_string, len(at))
     if found is not None:
-        problem = _locate(doc, found, limits)
+        problem = _locate(doc, found, limits, at, start)
         flag = {"depth": "--max-depth", "string": "--max-string"}.get(found)
         advice = f"; raise {flag} to convert this input" if flag else ""
         raise InvalidInput([Problem(rule=problem.rule, path=problem.path,
@@ -137,10 +141,11 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str) -> None:
                                             f"with the same limits{advice}")], source)
 
 
-def _walk(doc: Any, limits: Limits, strings: bool) -> str | None:
-    """Breadth-first over the containers, one level per step; returns what is wrong, if anything."""
+def _walk(doc: Any, limits: Limits, strings: bool, level: int = 0) -> str | None:
+    """Breadth-first over the containers, one level per step; returns what is wrong, if anything.
+    ``doc`` is at depth ``level`` of its document (0: it is the document)."""
     frontier = [doc]
-    depth = -1  # the root value is level 0; the root container holds level 1
+    depth = level - 1  # the root value is level 0; the root container holds level 1
     while frontier:
         types = list(map(type, frontier))
         ints = list(compress(frontier, map(_IS_INT, types)))
@@ -161,9 +166,13 @@ def _walk(doc: Any, limits: Limits, strings: bool) -> str | None:
     return None
 
 
-def _locate(doc: Any, what: str, limits: Limits) -> Problem:
-    """The first value (depth-first, in document order) that fails check ``what``, as a Problem."""
-    stack: list[tuple[Any, tuple]] = [(doc, ())]
+def _locate(doc: Any, what: str, limits: Limits, at: tuple = (), start: int = 0) -> Problem:
+    """The first value (depth-first, in document order) that fails check ``what``, as a Problem.
+    ``doc`` is at path ``at`` of its document; when that is a list slice, its first item is at
+    index ``start``."""
+    stack: list[tuple[Any, tuple]] = [(doc, at)]
+    if at and type(doc) is list and len(at) < limits.max_depth:  # its items, at their indices in the whole list
+        stack = [(v, (*at, start + i)) for i, v in reversed(list(enumerate(doc)))]
     while stack:
         value, path = stack.pop()
         kind = type(value)

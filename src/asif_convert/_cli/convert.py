@@ -126,7 +126,10 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
          options: Options, compact: bool, limits: Limits, command: str = "convert", package: bool = False,
          artifacts_out: Path | None = None, force: bool = False) -> None:
     jsonio.check_paths(input_path, output, report)
-    data, name = jsonio.read_input(input_path, limits)
+    # A file is read by convert() itself, which lets its bytes go once they are decoded; standard
+    # input is read here.
+    data: bytes | Path = Path(input_path) if input_path != "-" else jsonio.read_input(input_path, limits)[0]
+    name = input_path if input_path != "-" else "<stdin>"
     package = package or output.endswith(PACKAGE_SUFFIX)
     try:
         with gc_paused():
@@ -185,9 +188,8 @@ _UNITS = {"asif": "events", "continuity": "messages"}
 
 def _summary(result: Result, name: str, output: str, on_loss: str) -> str:
     unit = _UNITS.get(result.target_format)
-    doc = result.document
-    if unit is not None and isinstance(doc, dict) and isinstance(doc.get(unit), list):
-        size = f"{len(doc[unit])} {unit}"
+    if unit is not None and unit in result.counts:  # counted as written: the document is never decoded here
+        size = f"{result.counts[unit]} {unit}"
     else:
         size = f"{len(result.output):,} bytes"
     counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))
