@@ -39,6 +39,9 @@ STAGES = (
     ("asif_convert._formats.continuity.reader", "canonical_digest", "capture digest", "continuity reader"),
     ("asif_convert._formats.continuity.reader", "_Reader._events", "messages and events", "continuity reader"),
     ("asif_convert._jsonio", "encode", "encode", ""),
+    ("asif_convert._jsonio", "encode_streamed", "encode, a slice of events at a time", ""),
+    ("asif_convert._jsonio", "check_output", "output limits", "encode, a slice of events at a time"),
+    ("asif_convert._pipeline", "check_output", "output limits (whole output)", ""),
 )
 
 

@@ -30,6 +30,7 @@ from asif_convert._cli.common import (
     ReportOpt,
     StrictOpt,
     ToOpt,
+    TrustedInputOpt,
     build_limits,
     build_options,
     check_formats,
@@ -72,12 +73,12 @@ def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt
                     max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False,
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL, force: ForceOpt = False,
-                    source_pointers: SourcePointersOpt = False) -> None:
+                    source_pointers: SourcePointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on),
                    artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
                    artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
-    limits = build_limits(max_bytes, max_depth, max_string)
+    limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
                        compact=compact, limits=limits, command="from-continuity", package=package, force=force))
 
@@ -87,11 +88,11 @@ def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt =
                   on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
                   max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
                   max_string: MaxStringOpt = LIM.max_string, artifacts_out: ArtifactsOutOpt = None,
-                  force: ForceOpt = False) -> None:
+                  force: ForceOpt = False, trusted_input: TrustedInputOpt = False) -> None:
     """Convert an ASIF 0.4 session (or package) into an agent-continuity export."""
     opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                          no_residual=no_residual)
-    limits = build_limits(max_bytes, max_depth, max_string)
+    limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
                        compact=compact, limits=limits, command="to-continuity", artifacts_out=artifacts_out,
                        force=force))
@@ -106,14 +107,14 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
                     artifacts_out: ArtifactsOutOpt = None, force: ForceOpt = False,
-                    source_pointers: SourcePointersOpt = False) -> None:
+                    source_pointers: SourcePointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     check_formats(to, source)
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                                  no_residual=no_residual),
                    artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
                    artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
-    limits = build_limits(max_bytes, max_depth, max_string)
+    limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
                        limits=limits, package=package, artifacts_out=artifacts_out, force=force))
 
