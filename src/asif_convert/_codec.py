@@ -20,6 +20,8 @@ from asif_convert import ir
 UNSET = msgspec.UNSET
 _EVENT_KEYS = ("id", "sequence", "actor_id", "kind", "causes", "provenance", "data", "time",
                "execution_id", "supersedes", "extensions")
+_EVENT_KEY_SET = frozenset(_EVENT_KEYS)
+_REQUIRED_EVENT_KEYS = frozenset(_EVENT_KEYS[:7])
 # Root properties that are whole ASIF-only collections, kept verbatim in ``Document.extras``.
 EXTRA_COLLECTIONS = ("configurations", "environments", "usage", "continuation", "streams", "external_bindings")
 REQUIRED_EXTRAS = ("configurations", "environments")
@@ -153,16 +155,22 @@ class Codec:
             causes=[self._load(ir.EventRef, c) for c in raw["causes"]],
             provenance=self._load(ir.Provenance, raw["provenance"]),
         )
-        for name, cls in (("time", None), ("execution_id", None), ("supersedes", ir.EventRef)):
-            if name in raw:
-                setattr(ev, name, self._load(cls, raw[name]) if cls else raw[name])
-        if "extensions" in raw:
-            ext = raw["extensions"]
-            ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
-            rest = {k: v for k, v in ext.items() if k not in self.namespaces}
-            if rest or not ev.native:  # an empty map is kept; one holding only native homes is implied
-                ev.annotations = rest
-        ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEYS}
+        keys = raw.keys()
+        if not keys <= _REQUIRED_EVENT_KEYS:  # (set operations on the keys: one C call per event)
+            if "time" in raw:
+                ev.time = raw["time"]
+            if "execution_id" in raw:
+                ev.execution_id = raw["execution_id"]
+            if "supersedes" in raw:
+                ev.supersedes = self._load(ir.EventRef, raw["supersedes"])
+            if "extensions" in raw:
+                ext = raw["extensions"]
+                ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
+                rest = {k: v for k, v in ext.items() if k not in self.namespaces}
+                if rest or not ev.native:  # an empty map is kept; one holding only native homes is implied
+                    ev.annotations = rest
+            if not keys <= _EVENT_KEY_SET:
+                ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEY_SET}
         return ev
 
     def _load(self, cls: type, raw: Any, tagged: bool = True) -> Any:

@@ -260,8 +260,10 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
             raise UsageError("source pointers name the input's bytes: pass the document as bytes, text or a path")
         source_doc = source_resource(found.data, name, packaged=package)
         ctx.source_id = source_doc.id
+    input_bytes = found.data if source_doc is not None else None
+    found.data = None  # read from here on as decoded values: the bytes need not stay while the IR is built
     doc = src.read(raw, ctx)
-    files, input_bytes = found.files, found.data if source_doc is not None else None
+    files = found.files
     del raw, found  # the decoded input is no longer needed: let it go before the output is built
     files = {**files, **(ctx.files.served if ctx.files else {})}
     if source_doc is not None:
