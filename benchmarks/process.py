@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -42,10 +43,10 @@ def _label(mb: float) -> str:
     return f"{mb:g}".replace(".", "_")
 
 
-def timed(cmd: list[str]) -> dict[str, float]:
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
     with tempfile.NamedTemporaryFile("r", suffix=".time") as fh:
         proc = subprocess.run(["/usr/bin/time", "-o", fh.name, "-f", "%e %U %S %M", *cmd],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
         wall, user, system, rss = fh.read().split()[-4:]
@@ -73,7 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=str(HERE / "data"))
     ap.add_argument("--cli", default=shutil.which("asif-convert") or str(Path(sys.executable).parent / "asif-convert"))
     ap.add_argument("--json", help="also write the raw figures here")
+    ap.add_argument("--src", help="run the command from this checkout's src/ (a copy with src/, schemas/, "
+                                  "mappings/, e.g. `git archive HEAD src schemas mappings`), not the working tree")
+    ap.add_argument("--max-bytes", default=None, help="passed to the command (inputs above 512M need it)")
     args = ap.parse_args(argv)
+    env = None
+    if args.src:
+        env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve() / "src")}
 
     rows = []
     out = Path(tempfile.mkdtemp(prefix="asif-bench-"))
@@ -95,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
                         runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(out / "floor.json")]))
                         for config, extra in configs.items():
                             cmd = [args.cli, command, str(path), "-o", str(out / "out.json"), "--compact", *extra]
-                            runs[config].append(timed(cmd))
+                            if args.max_bytes:
+                                cmd += ["--max-bytes", args.max_bytes]
+                            runs[config].append(timed(cmd, env))
                     size = path.stat().st_size
                     floor = runs["floor"]
                     row = {"corpus": corpus, "direction": direction, "mb": mb, "size": size,
