@@ -136,7 +136,8 @@ def test_content_that_looks_like_converter_state_is_only_content():
 
 # -- arbitrary JSON, keyed with the converter's own vocabulary, inside dialect content ----------
 
-vocab_keys = st.one_of(st.sampled_from(VOCABULARY), st.text(max_size=4))
+# "usage": a message object's counters are ASIF usage entries, whatever the object around them holds
+vocab_keys = st.one_of(st.sampled_from([*VOCABULARY, "usage"]), st.text(max_size=4))
 vocab_values = st.recursive(
     st.one_of(json_values(2), st.sampled_from(VOCABULARY),
               st.builds(lambda path: {"asif.piece/1": path},
@@ -157,7 +158,10 @@ def dialect_messages(draw: st.DrawFn) -> dict[str, Any]:
         for _ in range(draw(st.integers(1, 3))):
             target = draw(st.sampled_from(objects))
             target[draw(vocab_keys)] = draw(vocab_values)
-    return export(("assistant", pair[0]), ("tool", pair[1]))
+    doc = export(("assistant", pair[0]), ("tool", pair[1]))
+    for rec in doc["messages"]:  # a text_content that may say more than the content
+        rec["text_content"] = draw(st.sampled_from(["", "Let me look.", "sunny", "a.txt"]) | st.text(max_size=6))
+    return doc
 
 
 @given(dialect_messages())
@@ -235,3 +239,80 @@ def test_values_the_writer_implies_are_left_out():
     assert "status" not in states[0] and "sequence" not in states[0]  # complete, first in messages
     assert (states[1]["status"], states[1]["sequence"]) == ("partial", 7)
     assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+
+
+def test_a_text_content_that_says_more_is_a_text_part_of_its_own():
+    doc = export(("assistant", ANTHROPIC_CALL))
+    doc["messages"][0]["text_content"] = "Let me look. (ran ls in the sandbox)"
+    asif = to_asif(doc)
+    parts = event(asif, "message")["data"]["parts"]
+    assert [p["text"] for p in parts] == ["Let me look.", "Let me look. (ran ls in the sandbox)"]
+    losses = [loss for loss in asif["losses"] if loss["kind"] == "text_content_shown"]
+    assert [r["id"] for loss in losses for r in loss["references"]] == ["m0"]
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+    parts[1]["text"] = "Let me look. (edited)"
+    rec = back(asif)["messages"][0]
+    assert rec["text_content"] == "Let me look. (edited)"
+    assert rec["content_json"] == ANTHROPIC_CALL  # the part never reaches content_json
+
+
+def test_a_text_content_beside_tool_results_only_gets_a_message_of_its_own():
+    doc = export(("assistant", ANTHROPIC_CALL), ("tool", ANTHROPIC_RESULT))
+    doc["messages"][1]["text_content"] = "exit status 0"
+    asif = to_asif(doc)
+    message = event(asif, "message", 1)
+    assert (message["id"], message["data"]["parts"]) == ("m1", [{"kind": "text", "text": "exit status 0"}])
+    assert event(asif, "tool_result")["id"] == "m1/result/0"
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+
+
+def test_a_text_content_already_shown_stays_state():
+    doc = export(("assistant", ANTHROPIC_CALL))
+    doc["messages"][0]["text_content"] = "Let me"  # says less than the parts: nothing new to show
+    asif = to_asif(doc)
+    assert [p["text"] for p in event(asif, "message")["data"]["parts"]] == ["Let me look."]
+    assert event(asif, "message")["extensions"][NS]["text_content"] == "Let me"
+    assert not [loss for loss in asif["losses"] if loss["kind"] == "text_content_shown"]
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+
+
+def test_a_removed_text_content_part_falls_back_to_the_parts_texts():
+    doc = export(("assistant", ANTHROPIC_CALL))
+    doc["messages"][0]["text_content"] = "something else entirely"
+    asif = to_asif(doc)
+    del event(asif, "message")["data"]["parts"][1]
+    rec = back(asif)["messages"][0]
+    assert (rec["text_content"], rec["content_json"]) == ("Let me look.", ANTHROPIC_CALL)
+
+
+ANTHROPIC_RESPONSE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+                      "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
+                      "usage": {"input_tokens": 12, "output_tokens": 3, "service_tier": "standard",
+                                "cache_creation": {"ephemeral_5m_input_tokens": 0}}}
+
+
+def test_provider_usage_counters_are_asif_usage_and_an_edit_of_them_travels():
+    doc = export(("assistant", ANTHROPIC_RESPONSE))
+    asif = to_asif(doc)
+    assert [(u["scope"], u["scope_id"], u["unit"], u["value"], u["counter"]) for u in asif["usage"]] == [
+        ("event", "m0", "input_tokens", 12, "delta"), ("event", "m0", "output_tokens", 3, "delta"),
+        ("event", "m0", "cache_creation.ephemeral_5m_input_tokens", 0, "delta")]
+    assert {c["scope"]: c["status"] for c in asif["coverage"]}["usage"] == "partial"
+    state = json.dumps(event(asif, "message")["extensions"])
+    assert '{"=": 12}' not in state and '{"=": 3}' not in state  # the counters are not kept twice
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+    asif["usage"][1]["value"] = 30
+    asif["usage"].append({**asif["usage"][0], "unit": "server_tool_use.web_search_requests", "value": 2})
+    usage = back(asif)["messages"][0]["content_json"]["usage"]
+    assert usage == {"input_tokens": 12, "output_tokens": 30, "service_tier": "standard",
+                     "cache_creation": {"ephemeral_5m_input_tokens": 0},
+                     "server_tool_use": {"web_search_requests": 2}}
+
+
+def test_usage_entries_that_name_no_counter_are_left_alone():
+    doc = export(("assistant", ANTHROPIC_RESPONSE))
+    asif = to_asif(doc)
+    asif["usage"] += [{**asif["usage"][0], "counter": "cumulative", "unit": "input_tokens", "value": 99},
+                      {**asif["usage"][0], "unit": "a..b", "value": 1},
+                      {**asif["usage"][0], "scope": "session", "scope_id": "s", "value": 7}]
+    assert back(asif)["messages"][0]["content_json"]["usage"]["input_tokens"] == 12

@@ -79,6 +79,10 @@ def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
             if any(r.availability != "embedded" for r in natives)
             else ("complete", f"All {len(natives)} native states of the export are included as native resources.")
         ),
-        "usage": ("unavailable", _UNSAID.format("usage counters")),
+        "usage": (
+            ("partial", "Usage counters that provider message objects carry are included; the export "
+                        "says nothing of other usage.")
+            if doc.extras.get("usage") else ("unavailable", _UNSAID.format("usage counters"))
+        ),
     }
     return [ir.Coverage(scope=s, status=status[s][0], detail=status[s][1]) for s in ir.SCOPES]

@@ -83,13 +83,16 @@ class ContinuityFormat:
         doc = _implied_state(doc, plain)
         doc = _first_release_forks(codec, doc, plain, export)
         _record_losses(_diff(codec, plain, doc), ledger)
-        # Losses travel: the document's own that the return trip would not re-derive, and ours.
+        # Losses travel: the document's own that the return trip would not re-derive, and ours
+        # when nothing else restores the document (with a residual, the return trip is exact:
+        # ours would be read back only for the residual to take them out again).
         base_losses = [codec.dump(loss) for loss in plain.losses]
         own = [d for d in (codec.dump(loss) for loss in doc.losses) if d not in base_losses]
-        travelled = own + [codec.dump(loss) for loss in ledger.losses()]
+        ours = [] if ctx.options.residual else ledger.losses()
+        travelled = own + [codec.dump(loss) for loss in ours]
         if travelled:  # ours by table key and records: the table says the rest on the way back
             payload: dict[str, Any] = {"losses": own}
-            if ledger.losses():
+            if ours:
                 payload["ours"] = {"kind": ledger.kind, "fields": ledger.compact()}
             export = residual.attach(export, residual.LOSSES, payload)
         if ctx.options.residual:

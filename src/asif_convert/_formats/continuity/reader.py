@@ -30,7 +30,7 @@ from asif_convert._formats.continuity import (
     state,
 )
 from asif_convert._formats.continuity.coverage import coverage
-from asif_convert._formats.continuity.dialects import difference
+from asif_convert._formats.continuity.dialects import difference, usage
 from asif_convert._formats.continuity.ordering import merge
 from asif_convert._formats.continuity.residual import Carried
 from asif_convert._ledger import Ledger
@@ -104,6 +104,7 @@ class _Reader:
         self.tools: dict[str, None] = {}  # tool names seen in dialect content, in order
         self.resource_ids = _Ids()
         self.dialect_resources: list[ir.Resource] = []
+        self.usage: list[dict[str, Any]] = []  # ASIF usage entries of provider message objects
         self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
         self.groups: dict[str, dict[str, Any]] = {}  # split messages' members, by first event
         self.first_release_forks = False
@@ -220,6 +221,8 @@ class _Reader:
                 by_id[anchor].native[NAMESPACE]["members"] = {k: members[k] for k in ("msg", "call", "result")}
         if self.carried:  # only ASIF records carried in the export can reference what it lacks
             placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
+        if self.usage:
+            doc.extras["usage"] = self.usage
         absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
         if absent:
             doc.native = {NAMESPACE: {"absent": absent}}
@@ -332,6 +335,15 @@ class _Reader:
                                    provenance=_REPORTED, body=body))
             return event_id
 
+        # A text_content that says something no piece shows is visible too: a text part of its own,
+        # after the message's parts, that the writer turns back into text_content.
+        shown = "".join(p.text for p in (*(split.parts or ()), *(q for r in split.results for q in r.parts))
+                        if isinstance(p, ir.TextPart))
+        text_part = None
+        if rec["text_content"] not in shown:
+            split.parts = split.parts if split.parts is not None else []
+            text_part = len(split.parts)
+            split.parts.append(ir.TextPart(text=rec["text_content"]))
         if split.parts is not None:
             members["msg"] = add(eid, ir.Message(role=role, parts=split.parts), actor)
         for k, call in enumerate(split.calls):
@@ -363,14 +375,18 @@ class _Reader:
         native["dialect"] = split.dialect
         if split.options:
             native["style"] = split.options
-        difference = self._difference(rec, role, split, events, members)
+        counters = usage.extract(rec["content_json"])
+        self.usage += usage.entries(counters, anchor.id, self.codec.dump(_REPORTED))
+        difference = self._difference(rec, role, split, events, members, text_part, counters)
         if difference is not None:
             native["diff"] = difference
         self.groups[anchor.id] = members  # stored only when the writer would not find them by id
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
-        texts = [p.text for ev in events for p in ir.parts_of(ev.body) if isinstance(p, ir.TextPart)]
-        if rec["text_content"] != "".join(texts):
+        if text_part is not None:
+            native["text_part"] = text_part
+            self.ledger.add("+text-content-part", "event", anchor.id)
+        elif rec["text_content"] != shown:  # says less than the pieces (or the same in pieces)
             native["text_content"] = rec["text_content"]
         anchor.execution_id = self._execution(rec)
         self.message_ids.add(anchor.id)
@@ -382,18 +398,22 @@ class _Reader:
         return events
 
     def _difference(self, rec: dict[str, Any], role: str, split: dialects.Split, events: list[ir.Event],
-                    members: dict[str, Any]) -> dict[str, Any] | None:
-        """What makes the record's content_json differ from the dialect's rendering of its pieces."""
+                    members: dict[str, Any], text_part: int | None,
+                    counters: usage.Counters) -> dict[str, Any] | None:
+        """What makes the record's content_json differ from the dialect's rendering of its pieces
+        (the text part that shows text_content is not one of them)."""
         by_id = {ev.id: ev for ev in events}
         msg = by_id[members["msg"]].body if members["msg"] else None
+        parts = [p for k, p in enumerate(ir.parts_of(msg)) if k != text_part] if msg is not None else []
         pieces = dialects.Pieces(
             role=role,
-            parts=[self.codec.dump_part(p) for p in ir.parts_of(msg)] if msg is not None else [],
+            parts=[self.codec.dump_part(p) for p in parts],
             calls=[self.codec.dump_body(by_id[i].body) for i in members["call"]],
             results=[self.codec.dump_body(by_id[i].body) for i in members["result"]],
             resources={r.id: self.codec.dump(r) for r in split.resources},
         )
-        return difference.diff(dialects.render(split.dialect, pieces, split.options), rec["content_json"])
+        rendered = usage.insert(dialects.render(split.dialect, pieces, split.options), counters)
+        return difference.diff(rendered, rec["content_json"])
 
     def _plain_message(self, rec: dict[str, Any], eid: str, seq: int) -> ir.Event:
         role = rec["role"]

@@ -90,6 +90,7 @@ class EventState(_State):
     members: Members | UnsetType = UNSET
     role: Literal["user", "assistant", "tool"] | UnsetType = UNSET
     text_content: str | UnsetType = UNSET
+    text_part: Annotated[int, Meta(ge=0)] | UnsetType = UNSET  # the message part that shows the record's text_content
 
 
 class ContextState(_State):

@@ -15,7 +15,7 @@ import msgspec
 from asif_convert import ir
 from asif_convert._codec import Codec
 from asif_convert._formats.continuity import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects, state
-from asif_convert._formats.continuity.dialects import difference
+from asif_convert._formats.continuity.dialects import difference, usage
 
 ROLES = ("user", "assistant", "tool")
 # the continuity-only fields a resource read from a native state or an artifact always carries
@@ -40,7 +40,7 @@ _STATES: dict[type, tuple[type[state._State], str | None]] = {
     ir.Context: (state.ContextState, "context"), ir.Resource: (state.ResourceState, "resource"),
 }
 # the keys of a message's state that tie it to the events a dialect split it into
-_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content")
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part")
 
 
 class _Writer:
@@ -56,6 +56,7 @@ class _Writer:
         self.resources_by_id = {r.id: r for r in doc.resources}
         self.groups: dict[str, tuple[str, str, Any]] = {}  # anchor event id -> (role, text, content_json)
         self.grouped: set[str] = set()  # events a dialect split out of one message, but its anchor
+        self.usage = usage.by_event(doc.extras.get("usage"))  # provider counters, by message anchor
         for e in doc.events:
             self._claim_group(e)
         # IR id -> continuity id, where a collision renamed it on the way in
@@ -250,7 +251,7 @@ class _Writer:
             ids = _member_ids(members)
             if (ev.id in ids and len(set(ids)) == len(ids) and not self.grouped.intersection(ids)
                     and not any(i in self.groups for i in ids)):
-                group = self._group(n, members)
+                group = self._group(n, members, ev.id)
         if group is None:
             self.states[id(ev)] = {k: v for k, v in n.items() if k not in _GROUP_KEYS}
             self.foreign("event", ev.id)
@@ -260,7 +261,7 @@ class _Writer:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _group(self, n: dict[str, Any], members: dict[str, Any]) -> tuple[str, str, Any] | None:
+    def _group(self, n: dict[str, Any], members: dict[str, Any], anchor: str) -> tuple[str, str, Any] | None:
         """(role, text_content, content_json) of a message a dialect split into events, rebuilt
         from those events; None when they no longer fit its state (an edit removed one)."""
         try:
@@ -279,13 +280,20 @@ class _Writer:
         results = [self.codec.dump_body(e.body) for e in events["result"]]
         body = self.codec.dump_body(message.body) if message else None
         parts = body["parts"] if body else []
+        shown = n.get("text_part")
+        if shown is not None and shown < len(parts) and parts[shown].get("kind") == "text":
+            # the part that shows text_content: written back as text_content, not as content
+            texts = parts[shown]["text"]
+            n = {k: v for k, v in n.items() if k != "text_content"}
+            parts = parts[:shown] + parts[shown + 1:]
         if "template" in n:  # written by the first release: a template with placeholders
             return self._first_release_group(n, members, role, texts, body, calls, results)
         named = {p["resource_id"] for body in (*([{"parts": parts}] if parts else []), *results)
                  for p in _all_parts(body) if p.get("kind") == "resource"}
         resources = {r: self.codec.dump(self.resources_by_id[r]) for r in named if r in self.resources_by_id}
         pieces = dialects.Pieces(role=role, parts=parts, calls=calls, results=results, resources=resources)
-        content = difference.apply(dialects.render(n["dialect"], pieces, n.get("style", {})), n.get("diff"))
+        rendered = usage.insert(dialects.render(n["dialect"], pieces, n.get("style", {})), self.usage.get(anchor, []))
+        content = difference.apply(rendered, n.get("diff"))
         return role, n.get("text_content", texts), content
 
     def _first_release_group(self, n: dict[str, Any], members: dict[str, Any], role: str, texts: str,
