@@ -1,6 +1,7 @@
 """Every text a reader of the conversation would see is ASIF semantics: each string of a
 message's content_json and text_content is found in the data of the ASIF message, tool_call or
-tool_result events made from that record, or a loss references the record.
+tool_result events made from that record (or in a file they attach: an embedded resource a
+resource part names), or a loss references the record.
 
 Strings that only identify or describe the shape (block types, ids, roles, media types,
 signatures and base64 payloads) are not texts; JSON argument strings count by their values.
@@ -23,7 +24,8 @@ from .test_canonical_content import dialect_messages
 NS = "agent-continuity/1"
 # keys whose string values name or shape a block rather than say something to a reader
 _NOT_TEXT = {"type", "id", "tool_use_id", "tool_call_id", "call_id", "role", "media_type", "mime_type",
-             "signature", "data", "encrypted_content", "url", "file_id", "format", "detail", "cache_control",
+             "signature", "data", "file_data", "encrypted_content", "url", "file_id", "format", "detail",
+             "cache_control",
              "name", "status", "model", "stop_reason", "stop_sequence", "service_tier", "object"}
 
 
@@ -75,7 +77,11 @@ def unseen(export: dict[str, Any], asif: dict[str, Any]) -> list[tuple[str, str]
         if referenced.intersection(e["id"] for e in mine):
             continue
         events = [e for e in mine if e["kind"] in semantic]
-        seen = "\x00".join(s for e in events for s in _strings(e["data"]))
+        # a file the message attaches is an embedded resource its parts name (ASIF: files always
+        # use resources), so a document given as text or content blocks is read there
+        attached = {p["resource_id"] for e in events for p in e["data"].get("parts", ()) if p["kind"] == "resource"}
+        seen = "\x00".join([*(s for e in events for s in _strings(e["data"])),
+                             *(r.get("text", "") for r in asif["resources"] if r["id"] in attached)])
         for text in _texts(rec.get("content_json")) + _texts(rec["text_content"]):
             if text not in seen:
                 out.append((rec["message_id"], text))

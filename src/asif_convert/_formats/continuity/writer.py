@@ -311,7 +311,7 @@ class _Writer:
         if "template" in n:  # written by the first release: a template with placeholders
             return self._first_release_group(n, members, role, texts, body, calls, results)
         named = {p["resource_id"] for body in (*([{"parts": parts}] if parts else []), *results)
-                 for p in _all_parts(body) if p.get("kind") == "resource"}
+                 for p in _all_parts(body) if p.get("kind") in ("resource", "opaque")}
         resources = {r: self.codec.dump(self.resources_by_id[r]) for r in named if r in self.resources_by_id}
         pieces = dialects.Pieces(role=role, parts=parts, calls=calls, results=results, resources=resources)
         rendered = usage.insert(dialects.render(n["dialect"], pieces, n.get("style", {})), self.usage.get(anchor, []))
