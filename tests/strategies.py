@@ -86,6 +86,32 @@ def dialect_content(draw: st.DrawFn) -> Any:
         {"role": "tool", "tool_call_id": call_id, "content": "done"},
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "refusal", "refusal": "no"}]},
         {"role": "assistant", "content": "x", "refusal": "no", "function_call": {"name": "g", "arguments": "{}"}},
+        # every block type of the SDKs: tools the provider runs, MCP, media sources, unknown blocks
+        [{"type": "server_tool_use", "id": call_id, "name": "web_search", "input": {"query": "q"}},
+         {"type": "web_search_tool_result", "tool_use_id": call_id,
+          "content": {"type": "web_search_tool_result_error", "error_code": "unavailable"}},
+         {"type": "text", "text": "none", "citations": None}],
+        [{"type": "mcp_tool_use", "id": call_id, "name": "echo", "server_name": "kit", "input": {}},
+         {"type": "mcp_tool_result", "tool_use_id": call_id, "is_error": False,
+          "content": [{"type": "text", "text": "e"}]}],
+        [{"type": "image", "source": {"type": "file", "file_id": "file_1"}},
+         {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "d"}, "title": "t"},
+         {"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": "c"}]}},
+         {"type": "container_upload", "file_id": "file_2"}, {"type": "future_block", "x": 1},
+         {"type": "search_result", "source": "s", "title": "t", "content": [{"type": "text", "text": "r"}]}],
+        {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+         "content": [{"type": "text", "text": "a"}], "stop_reason": "end_turn", "stop_sequence": None,
+         "usage": {"input_tokens": 1, "output_tokens": 1}},
+        {"role": "assistant", "content": [{"type": "text", "text": "a"}], "tool_calls": [
+            {"id": call_id, "type": "custom", "custom": {"name": "sql", "input": "SELECT 1"}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": [{"type": "text", "text": "r"}]},
+        {"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+                                     {"type": "file", "file": {"file_id": "file-1", "filename": "a.pdf"}},
+                                     {"type": "future_part"}]},
+        {"content": "sunny", "refusal": None, "role": "assistant", "annotations": [
+            {"type": "url_citation", "url_citation": {"start_index": 0, "end_index": 5, "title": "t", "url": "u"}}],
+         "audio": {"id": "audio_1", "data": "UklGRg==", "expires_at": 1, "transcript": "sunny"},
+         "function_call": None, "tool_calls": None},
     ]))
     content = json.loads(json.dumps(content))
     objects = [content] if isinstance(content, dict) else []

@@ -308,3 +308,41 @@ def test_batch_refuses_to_package_another_format(tmp_path):
     res = runner.invoke(app, ["batch", str(tmp_path), "-o", str(tmp_path / "o"), "--to", "continuity", "--package"])
     assert res.exit_code == 2
     assert "continuity output cannot be packaged" in res.stderr
+
+
+def test_files_of_an_asif_package_no_artifact_holds_travel_through_continuity(tmp_path):
+    """A package written elsewhere embeds files no continuity artifact holds: their records
+    travel in the residual, and --artifacts-out writes their bytes under their own paths, so
+    package -> continuity + files -> package gives the same package."""
+    from .reference_example import SESSION, files
+
+    src = tmp_path / "assets-src"
+    for path, content in files().items():
+        (src / path).parent.mkdir(parents=True, exist_ok=True)
+        (src / path).write_bytes(content)
+    first = tmp_path / "first.asif.zip"
+    res = runner.invoke(app, ["convert", str(SESSION), "--to", "asif", "-o", str(first), "--artifacts-root", str(src)])
+    assert res.exit_code == 0, res.output
+    export, out = tmp_path / "export.json", tmp_path / "restored"
+    res = runner.invoke(app, ["to-continuity", str(first), "-o", str(export), "--artifacts-out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == files()
+    assert json.loads(export.read_bytes())["artifacts"] == []  # no continuity artifact is made up
+    again = tmp_path / "again.asif.zip"
+    res = runner.invoke(app, ["from-continuity", str(export), "-o", str(again), "--artifacts-root", str(out)])
+    assert res.exit_code == 0, res.output
+    assert again.read_bytes() == first.read_bytes()
+
+
+def test_without_artifacts_out_nothing_is_written_and_a_package_back_needs_the_files(tmp_path):
+    from .reference_example import SESSION, files
+
+    pkg = tmp_path / "p.asif.zip"
+    pkg.write_bytes(write_package(SESSION.read_bytes(), files()))
+    export = tmp_path / "export.json"
+    res = runner.invoke(app, ["to-continuity", str(pkg), "-o", str(export)])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.json", "p.asif.zip"]
+    res = runner.invoke(app, ["from-continuity", str(export), "-o", str(tmp_path / "back.asif.zip")])
+    assert res.exit_code == 1
+    assert "embeds 'assets/color-grid.png' by path, but its bytes are not at hand" in res.stderr

@@ -94,3 +94,151 @@ def test_edited_arguments_travel_back_into_content_json():
                for tc in (m.get("content_json") or {}).get("tool_calls") or ()
                if isinstance(m.get("content_json"), dict)]
     assert '{"query": "edited"}' in encoded
+
+
+def _export(*messages: tuple[str, object]) -> dict:
+    from .sdk_blocks import export
+    return export(*messages)
+
+
+def test_an_unknown_block_stays_opaque_in_its_place_and_the_rest_is_mapped():
+    """Block by block: a block type the dialect does not know is an opaque part (its JSON an
+    embedded resource) where it stood, the tool call beside it is still a call, one loss per
+    block type names the records, and the export comes back exactly."""
+    src = _export(("user", [{"type": "text", "text": "go"}]),
+                  ("assistant", [{"type": "text", "text": "a"}, {"type": "future_block", "x": [1, 2.5]},
+                                 {"type": "tool_use", "id": "t1", "name": "bash", "input": {"c": "ls"}}]),
+                  ("user", [{"type": "future_block", "y": None}, {"type": "text", "text": "b"},
+                            {"type": "other_new", "z": "q"}]))
+    out = convert(json.dumps(src).encode(), to="asif")
+    doc = out.document
+    m2 = next(e for e in doc["events"] if e["id"] == "m2")["data"]["parts"]
+    assert [p["kind"] for p in m2] == ["text", "opaque"]
+    assert m2[1]["semantic_type"] == "anthropic-messages/future_block"
+    res = next(r for r in doc["resources"] if r["id"] == m2[1]["resource_id"])
+    assert res["availability"] == "embedded" and json.loads(res["text"]) == {"type": "future_block", "x": [1, 2.5]}
+    assert res["sha256"] == hashlib.sha256(res["text"].encode()).hexdigest()
+    assert [c["data"]["call_id"] for c in by_kind(doc, "tool_call")] == ["t1"]
+    losses = {loss["id"]: loss for loss in doc["losses"] if loss["id"].startswith("translation:dialect-opaque")}
+    assert set(losses) == {"translation:dialect-opaque-block:anthropic-messages/future_block",
+                           "translation:dialect-opaque-block:anthropic-messages/other_new"}
+    future = losses["translation:dialect-opaque-block:anthropic-messages/future_block"]
+    assert future["references"] == [{"type": "event", "id": "m2"}, {"type": "event", "id": "m3"}]
+    assert "anthropic-messages/future_block" in future["explanation"]
+    assert losses["translation:dialect-opaque-block:anthropic-messages/other_new"]["references"] == [
+        {"type": "event", "id": "m3"}]
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_a_list_of_blocks_none_of_them_known_is_no_dialect_content():
+    src = _export(("user", [{"type": "future_block", "y": None}]))
+    doc = convert(json.dumps(src).encode(), to="asif").document
+    (part,) = [p for p in doc["events"][0]["data"]["parts"] if p["kind"] == "structured"]
+    assert part["schema"] == "agent-continuity.content-json/1"
+
+
+def test_content_that_fits_two_dialects_goes_to_the_one_with_fewer_opaque_blocks():
+    """An OpenAI Chat user message with an image_url part is also an Anthropic message object
+    whose image_url block Anthropic does not know: it is read as OpenAI Chat (no opaque block).
+    One that both read whole is read as Anthropic (the first dialect), and renders the same."""
+    image = {"role": "user", "content": [{"type": "text", "text": "see"},
+                                         {"type": "image_url", "image_url": {"url": "https://e.x/a.png"}}]}
+    plain = {"role": "user", "content": [{"type": "text", "text": "see"}]}
+    src = _export(("user", image), ("user", plain))
+    out = convert(json.dumps(src).encode(), to="asif")
+    dialect = {e["id"]: e["extensions"]["agent-continuity/1"]["dialect"] for e in out.document["events"]}
+    assert dialect == {"m1": "openai-chat", "m2": "anthropic-messages"}
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_tools_the_provider_runs_are_called_by_the_model_and_answered_by_the_provider():
+    """A server tool's call is the assistant's, its result the provider's (a service participant),
+    its tool has the provider as server identity; an error object is an error outcome."""
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}
+    failed = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+              "content": {"type": "web_search_tool_result_error", "error_code": "unavailable"}}
+    mcp = {"type": "mcp_tool_use", "id": "mcp_1", "name": "echo", "server_name": "kit", "input": {}}
+    mcp_result = {"type": "mcp_tool_result", "tool_use_id": "mcp_1", "content": "echoed"}
+    src = _export(("user", [{"type": "text", "text": "search"}]),
+                  ("assistant", [use, failed, {"type": "text", "text": "No luck."}, mcp, mcp_result]))
+    out = convert(json.dumps(src).encode(), to="asif")
+    doc = out.document
+    calls, results = by_kind(doc, "tool_call"), by_kind(doc, "tool_result")
+    assert [c["actor_id"] for c in calls] == ["assistant", "assistant"]
+    assert [(r["actor_id"], r["data"]["outcome"]) for r in results] == [("anthropic", "error"), ("mcp:kit", "success")]
+    participants = {p["id"]: p["kind"] for p in doc["participants"]}
+    assert participants["anthropic"] == participants["mcp:kit"] == "service" and "tool" not in participants
+    assert {t["id"]: t.get("server_identity") for t in doc["tools"]} == {"web_search": "anthropic", "echo": "mcp:kit"}
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_edited_outcomes_and_added_or_removed_parts_travel():
+    src = _export(("assistant", [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "t1", "name": "f",
+                                                                  "input": {}}]),
+                  ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+                  ("user", {"role": "user", "name": "ann", "content": [{"type": "text", "text": "x"},
+                                                                       {"type": "text", "text": "y"}]}))
+    doc = json.loads(convert(json.dumps(src).encode(), to="asif").output)
+    events = {e["id"]: e for e in doc["events"]}
+    events["m2"]["data"]["outcome"] = "error"
+    events["m1"]["data"]["parts"].append({"kind": "text", "text": "added"})
+    del events["m3"]["data"]["parts"][0]
+    back = convert(json.dumps(doc).encode(), to="continuity").document
+    contents = [m["content_json"] for m in back["messages"]]
+    assert contents[0][:2] == [{"type": "text", "text": "a"}, {"type": "text", "text": "added"}]
+    assert contents[1] == [{"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": True}]
+    # one text part left: the canonical rendering, a string (the list had no style of its own)
+    assert contents[2] == {"role": "user", "name": "ann", "content": "y"}
+
+
+def test_an_openai_message_with_text_parts_and_tool_calls_is_not_taken_for_anthropic():
+    """Text parts alone fit both dialects; tool_calls (or a tool_call_id) are OpenAI Chat's: read
+    as Anthropic, the calls would only be kept in the difference, invisible to ASIF readers."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    src = _export(("assistant", {"role": "assistant", "content": [{"type": "text", "text": "x"}],
+                                 "tool_calls": [call]}),
+                  ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "done"}]}))
+    out = convert(json.dumps(src).encode(), to="asif")
+    assert [e["kind"] for e in out.document["events"]] == ["message", "tool_call", "tool_result"]
+    assert by_kind(out.document, "tool_result")[0]["data"]["parts"] == [{"kind": "text", "text": "done"}]
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_a_known_block_in_a_shape_that_cannot_be_mapped_is_opaque_under_its_own_type():
+    """A tool_use without an id (ASIF ids are never empty), an image whose base64 does not
+    decode, an OpenAI part of a type it does not know: each an opaque part in its place."""
+    src = _export(("assistant", [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "", "name": "f",
+                                                                  "input": {}}]),
+                  ("user", [{"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                         "data": "not base64!"}}, {"type": "text", "text": "b"}]),
+                  ("user", {"role": "user", "name": "n", "content": [{"type": "text", "text": "c"},
+                                                                     {"type": "video_url", "video_url": "v"}]}))
+    out = convert(json.dumps(src).encode(), to="asif")
+    parts = {e["id"]: [p.get("semantic_type", p["kind"]) for p in e["data"]["parts"]] for e in out.document["events"]}
+    assert parts == {"m1": ["text", "anthropic-messages/tool_use"], "m2": ["anthropic-messages/image", "text"],
+                     "m3": ["text", "openai-chat/video_url"]}
+    ids = {loss["id"] for loss in out.document["losses"]}
+    assert {"translation:dialect-opaque-block:anthropic-messages/tool_use",
+            "translation:dialect-opaque-block:anthropic-messages/image",
+            "translation:dialect-opaque-block:openai-chat/video_url"} <= ids
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_edited_resources_travel_back_into_their_blocks():
+    """A URL, a file id and a document's text are the resource's own fields: edits of them are
+    written back into the block they came from, in the source type the edit implies."""
+    text_source = {"type": "text", "media_type": "text/plain", "data": "v1"}
+    src = _export(("user", [{"type": "text", "text": "see"},
+                            {"type": "image", "source": {"type": "url", "url": "https://e.x/a.png"}},
+                            {"type": "document", "source": text_source}]),
+                  ("user", {"role": "user", "name": "n", "content": [{"type": "file", "file": {"file_id": "file-1"}}]}))
+    doc = json.loads(convert(json.dumps(src).encode(), to="asif").output)
+    res = {r["id"]: r for r in doc["resources"]}
+    res["m1/image/0"]["locator"] = "file_011C"  # now a Files API id, not a URL
+    res["m1/document/1"]["text"] = "v2"
+    res["m2/file/0"]["locator"] = "file-2"
+    back = convert(json.dumps(doc).encode(), to="continuity").document
+    first, second = (m["content_json"] for m in back["messages"])
+    assert first[1] == {"type": "image", "source": {"type": "file", "file_id": "file_011C"}}
+    assert first[2] == {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "v2"}}
+    assert second["content"] == [{"type": "file", "file": {"file_id": "file-2"}}]

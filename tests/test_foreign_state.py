@@ -279,6 +279,22 @@ def test_documents_written_by_the_first_release_convert_back_exactly(path):
     assert exact(load_json(source), back.document) == {}
 
 
+def test_losses_an_earlier_version_did_not_say_yet_are_implied_for_our_own_translation():
+    """Our translation of exactly this export (its capture id is the export's digest), lacking a
+    translation loss today's reading derives, converts back to exactly the export; a document
+    that is not ours keeps its losses as they are, through the residual."""
+    source = next(p for p in CONTINUITY_FILES if p.name == "15-mixed-dialects.json")
+    today = convert(source.read_bytes(), to="asif").document
+    assert any(loss["id"] == "translation:dialect-unmapped-text" for loss in today["losses"])
+    earlier = copy.deepcopy(today)
+    earlier["losses"] = [loss for loss in today["losses"] if loss["id"] != "translation:dialect-unmapped-text"]
+    assert exact(load_json(source), convert(encode(earlier), to="continuity").document) == {}
+    theirs = copy.deepcopy(earlier)
+    theirs["capture"]["id"] = "someone-else"
+    middle = convert(encode(theirs), to="continuity")
+    assert exact(theirs, convert(middle.output, to="asif").document) == {}
+
+
 # -- the return trip without the residual --------------------------------------------------------
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from asif_convert._docs import TABLES, render_markdown, update_losses_doc
+from asif_convert._docs import TABLES, load_dialects, render_dialects, render_markdown, update_losses_doc
 from asif_convert._mapping import load_table
 from asif_convert._validation.schemas import ASIF_SCHEMA, CONTINUITY_SCHEMA, load_schema
 from asif_convert.ir import SCOPES
@@ -107,6 +107,22 @@ def test_generated_docs_are_current():
     for name in TABLES:
         committed = (ROOT / "docs" / f"mapping-{name}.md").read_text(encoding="utf-8")
         assert committed == render_markdown(load_table(name)), "run: python -m asif_convert._docs"
+
+
+def test_dialect_matrix_is_current():
+    committed = (ROOT / "docs" / "dialects.md").read_text(encoding="utf-8")
+    assert committed == render_dialects(load_dialects()), "run: python -m asif_convert._docs"
+
+
+def test_dialect_table_says_what_every_block_becomes_in_its_own_words():
+    table = load_dialects()
+    for name, section in table.items():
+        if name == "meta":
+            continue
+        assert {"name", "sdk", "content", "blocks"} <= section.keys(), name
+        for block, entry in section["blocks"].items():
+            assert entry["maps"] in table["meta"]["maps"], (name, block)
+            assert entry["asif"], (name, block)
 
 
 # --- asif-to-continuity -------------------------------------------------------------------

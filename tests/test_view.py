@@ -526,9 +526,9 @@ def test_report_pages_stay_inside_their_folders(migrated, tmp_path):
 
 def test_view_refuses_a_file_that_is_not_a_manifest(tmp_path):
     bogus = tmp_path / "m.jsonl"
-    bogus.write_text('{"hello": 1}\n')
+    bogus.write_text('\n{"hello": 1}\n')
     res = runner.invoke(app, ["view", str(bogus), "-o", str(tmp_path / "r.html")])
-    assert res.exit_code == 1 and "not a batch manifest" in res.output
+    assert res.exit_code == 1 and "m.jsonl" in res.output and "line 2 is not a file record" in res.output
     assert not (tmp_path / "r.html").exists()
     res = runner.invoke(app, ["view", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "r.html")])
     assert res.exit_code == 1 and "cannot read" in res.output

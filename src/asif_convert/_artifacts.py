@@ -13,9 +13,12 @@ import hashlib
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+import msgspec
 
 from asif_convert import ir
 from asif_convert._errors import OutputError
@@ -48,16 +51,32 @@ class Refusal:
 
 @dataclass
 class ArtifactFiles:
-    """The files under ``root`` that a conversion asks for, each read once, within limits."""
+    """The files under ``root`` that a conversion asks for, each read once, within limits.
+
+    ``folder``, when given, is a folder inside ``root`` that holds the files (a batch's
+    per-export artifacts folder): it is reached one step at a time without following a link,
+    like the files themselves. ``log`` records what every path asked for gave, in the order
+    asked (see :func:`reads_digest`)."""
 
     root: Path
     max_bytes: int = MAX_ARTIFACT_BYTES  # per file
     max_total: int = MAX_ARTIFACTS_TOTAL  # for the whole conversion
+    folder: str = ""  # relative to root; "" for root itself
     served: dict[str, bytes] = field(default_factory=dict)  # what was read, by relative path
+    log: dict[str, str] = field(default_factory=dict)  # path -> "sha256:<hex>" or "<kind>: <reason>"
     _folded: dict[str, str] = field(default_factory=dict)
     _total: int = 0
+    _folder_refusal: Refusal | None = None
+    _folder_checked: bool = False
 
     def read(self, path: str) -> bytes | Refusal:
+        got = self._read(path)
+        if path not in self.log:
+            self.log[path] = (f"sha256:{hashlib.sha256(got).hexdigest()}" if isinstance(got, bytes)
+                              else f"{got.kind}: {got.reason}")
+        return got
+
+    def _read(self, path: str) -> bytes | Refusal:
         if path in self.served:
             return self.served[path]
         why = path_problem(path) if path else "is empty"
@@ -66,7 +85,10 @@ class ArtifactFiles:
         other = self._folded.get(path.casefold())
         if other is not None:
             return Refusal("refused", f"the path differs only in case from {other!r}, read before")
-        fd, why, missing = open_contained(self.root, path)
+        refusal = self._check_folder()
+        if refusal is not None:
+            return refusal
+        fd, why, missing = open_contained(self.root, f"{self.folder}/{path}" if self.folder else path)
         if fd is None:
             return Refusal("missing" if missing else "refused", f"the path {why}")
         try:
@@ -86,6 +108,60 @@ class ArtifactFiles:
         self.served[path] = content
         self._folded[path.casefold()] = path
         return content
+
+    def _check_folder(self) -> Refusal | None:
+        """Why the files' folder cannot be used (checked once; every file's own open checks its
+        steps again, so a link swapped in later is still never followed)."""
+        if self.folder and not self._folder_checked:
+            self._folder_checked = True
+            self._folder_refusal = folder_refusal(self.root, self.folder)
+        return self._folder_refusal
+
+
+def folder_refusal(root: Path, folder: str) -> Refusal | None:
+    """Why ``root/folder`` is not a folder reached without links (None when it is one)."""
+    parts = folder.split("/")
+    if any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
+        return Refusal("refused", f"the artifacts folder {folder!r} is not a plain relative path")
+    try:
+        fds = [os.open(root, os.O_RDONLY | _DIRECTORY)]
+    except OSError as exc:
+        return Refusal("missing" if exc.errno == errno.ENOENT else "refused",
+                       f"the folder {str(root)!r} cannot be opened ({exc.strerror})")
+    try:
+        for i, part in enumerate(parts):
+            shown = "/".join(parts[: i + 1])
+            try:
+                st = os.lstat(part, dir_fd=fds[-1])
+            except OSError:
+                return Refusal("missing", f"the artifacts folder {folder!r} is missing ({shown} does not exist)")
+            if stat.S_ISLNK(st.st_mode):
+                return Refusal("refused", f"the artifacts folder {folder!r} goes through a symbolic link ({shown}), "
+                                          "which is not followed")
+            if not stat.S_ISDIR(st.st_mode):
+                return Refusal("refused", f"the artifacts folder {folder!r} is not a folder ({shown})")
+            try:
+                fds.append(os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fds[-1]))
+            except OSError:
+                return Refusal("refused", f"the artifacts folder {folder!r} changed while it was checked ({shown})")
+        return None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def reads_digest(log: dict[str, str]) -> str:
+    """A digest over what each path asked of an artifacts folder gave (its content's digest, or
+    why it was missing or refused), in the order asked: equal digests, equal files."""
+    return hashlib.sha256(msgspec.json.encode(list(log.items()))).hexdigest()
+
+
+def replay_digest(files: ArtifactFiles, paths: Iterable[str]) -> str:
+    """:func:`reads_digest` of asking ``files`` (a fresh one) for ``paths`` again, in order: what a
+    resumed batch compares with the digest of the conversion that wrote an output."""
+    for path in paths:
+        files.read(path)
+    return reads_digest(files.log)
 
 
 def _read_all(fd: int, limit: int) -> bytes:
@@ -175,6 +251,22 @@ def _write_one(base: Path, path: str, content: bytes, force: bool) -> None:
             os.close(fd)
 
 
+def artifact_files(resources: Iterable[ir.Resource], files: dict[str, bytes], *, every: bool) -> dict[str, bytes]:
+    """What ``--artifacts-out`` writes: the bytes at hand of each resource embedded by path, under
+    its artifact's location (``original_location``) or, with ``every``, under its own ``path``
+    when it has no location (a file of an ASIF session that no continuity artifact holds: its
+    record travels in the residual, its bytes would otherwise stay behind). The first claim to a
+    location wins."""
+    out: dict[str, bytes] = {}
+    for r in resources:
+        if r.availability != "embedded" or not isinstance(r.path, str) or r.path not in files:
+            continue
+        where = r.original_location if isinstance(r.original_location, str) else r.path if every else None
+        if where is not None:
+            out.setdefault(where, files[r.path])
+    return out
+
+
 def source_resource(data: bytes, name: str, *, packaged: bool) -> ir.Resource:
     """The input document as a resource, for source pointers: embedded by path in a package,
     otherwise referenced by its size and digest (the bytes stay where they are)."""
@@ -190,3 +282,13 @@ def source_resource(data: bytes, name: str, *, packaged: bool) -> ir.Resource:
         res.explanation = ("The document this session was converted from, referenced by its size and SHA-256; "
                            "its bytes are not carried (write a package to carry them).")
     return res
+
+
+def source_reference(data: bytes, name: str, *, member: str | None = None) -> dict[str, str | int]:
+    """The input document referenced by its file's name, size and SHA-256 (``member``: the
+    package member the pointers are into), for source pointers written into continuity."""
+    ref: dict[str, str | int] = {"name": Path(name).name or "input", "bytes": len(data),
+                                 "sha256": hashlib.sha256(data).hexdigest()}
+    if member is not None:
+        ref["member"] = member
+    return ref

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
+from typing import Any
 
 from asif_convert._mapping import MappingTable, load_table
+from asif_convert._resources import mapping_path
 
 # meta keys that name where a table's unexpressed fields and losses travel (asif-to-continuity)
 _DESTINATIONS = {"residual": "Residual fields travel in", "losses": "ASIF losses travel in"}
@@ -75,10 +78,54 @@ def update_losses_doc(text: str) -> str:
     return text[:start] + render_losses_section() + text[end:]
 
 
+def load_dialects() -> dict[str, Any]:
+    """``mappings/dialects.toml``: per dialect, its block types and what each becomes in ASIF."""
+    with mapping_path("dialects.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def dialect_counts(section: dict[str, Any]) -> tuple[int, int]:
+    """(recognized, opaque) block types of one dialect's section."""
+    maps = [b["maps"] for b in section["blocks"].values()]
+    return sum(m != "opaque" for m in maps), maps.count("opaque")
+
+
+def render_dialects(table: dict[str, Any]) -> str:
+    """docs/dialects.md: the matrix of provider x block type -> ASIF mapping."""
+    cell = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    dialects = {name: section for name, section in table.items() if name != "meta"}
+    lines = [
+        f"# {table['meta']['title']}",
+        "",
+        "Generated from `mappings/dialects.toml`; do not edit by hand. What a runtime stores as a "
+        "message's `content_json` is what its provider's SDK produced or accepted; a known dialect maps "
+        "it block by block. A block that becomes *opaque* stays an opaque part in its place (its JSON an "
+        "embedded resource) and is reported as a `dialect-opaque-block` loss naming the block type and "
+        "the records; nothing is silent. Every form round-trips exactly (continuity → ASIF → "
+        "continuity), and edits of what is mapped travel back. Each block type is tested against the "
+        "SDK's own types (`tests/test_sdk_*.py`). Content that fits several dialects goes to the one "
+        "that leaves the fewest blocks opaque, then to the first in this list.",
+        "",
+        "| dialect | SDK | block types | recognized | opaque (with a loss) | silent |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, section in dialects.items():
+        recognized, opaque = dialect_counts(section)
+        lines.append(f"| `{name}` ({section['name']}) | `{section['sdk']}` | {recognized + opaque} | {recognized} "
+                     f"| {opaque} | 0 |")
+    for name, section in dialects.items():
+        lines += ["", f"## {section['name']} (`{name}`)", "", f"content_json: {cell(section['content'])}.", "",
+                  "| block type | becomes | ASIF | note |", "|---|---|---|---|"]
+        for block, entry in section["blocks"].items():
+            lines.append(f"| `{block}` | {entry['maps']} | {cell(entry['asif'])} | {cell(entry.get('note', ''))} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     root = Path(__file__).resolve().parents[2]
     for name in TABLES:
         (root / "docs" / f"mapping-{name}.md").write_text(render_markdown(load_table(name)), encoding="utf-8")
+    (root / "docs" / "dialects.md").write_text(render_dialects(load_dialects()), encoding="utf-8")
     losses = root / "docs" / "losses.md"
     losses.write_text(update_losses_doc(losses.read_text(encoding="utf-8")), encoding="utf-8")
 

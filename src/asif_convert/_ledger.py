@@ -5,6 +5,8 @@ from __future__ import annotations
 from asif_convert import ir
 from asif_convert._mapping import MappingTable
 
+_ABOUT = "\x1f"  # between a table key and a loss's subject in the ledger's own keys (no table key holds it)
+
 
 class Ledger:
     """One loss per (kind, source field), with typed references to every affected entity (none
@@ -21,12 +23,16 @@ class Ledger:
         self._refs: dict[str, dict[tuple[str, str], None]] = {}
         self._built: list[ir.Loss] | None = None
 
-    def add(self, key: str, ref_type: str | None = None, ref_id: str | None = None) -> None:
+    def add(self, key: str, ref_type: str | None = None, ref_id: str | None = None, *,
+            about: str | None = None) -> None:
+        """``about`` splits one table entry into one loss per subject (a block type, say): the
+        loss id and explanation name it."""
         self._built = None
-        refs = self._refs.get(key)
+        entry = key if about is None else f"{key}{_ABOUT}{about}"
+        refs = self._refs.get(entry)
         if refs is None:
             self.table.loss(key)  # a key the table lacks fails here, where the caller is, not at the end
-            refs = self._refs[key] = {}
+            refs = self._refs[entry] = {}
         if ref_type is not None and ref_id is not None:
             refs[(ref_type, ref_id)] = None
 
@@ -48,12 +54,15 @@ class Ledger:
 
     def _build(self, first_release: bool = False) -> list[ir.Loss]:
         out = []
-        for key, refs in self._refs.items():
+        for entry_key, refs in self._refs.items():
+            key, _, about = entry_key.partition(_ABOUT)
             spec = self.table.loss(key)
             field = key[1:] if key.startswith("+") else key
             entry = self.table.derived.get(field) if key.startswith("+") else self.table.fields.get(key)
             said = (entry or {}).get("first_release_explanation", spec.explanation) if first_release \
                 else spec.explanation
+            if about:
+                field = f"{field}:{about}"  # the loss's subject, in its id and explanation
             explanation = f"{field}: {said}"
             where = None if first_release else self._kept_on_record(key)
             if where is not None:  # the records are exactly those that carry it: no list of them

@@ -14,7 +14,7 @@ import msgspec
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
-from asif_convert._artifacts import ArtifactFiles, source_resource
+from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
 from asif_convert._limits import Limits, check_output
 from asif_convert._package import is_package, read_package, write_package
@@ -38,6 +38,8 @@ class Result:
     warnings: list[Problem] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)  # what an ASIF output embeds by path, by that path
     artifacts: dict[str, bytes] = field(default_factory=dict)  # embedded files, by their original location
+    # what each path asked of the artifacts folder gave, in order (see _artifacts.reads_digest)
+    artifact_reads: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # the length of each list member of the output's root
     _document: Any = field(default=_UNDECODED, repr=False)
     _json: bytes | None = field(default=None, repr=False)  # a package's session document, when output is the package
@@ -217,7 +219,8 @@ def new_context(options: Options) -> Context:
     artifacts folder the user named (if any)."""
     files = None
     if options.artifacts_root is not None:
-        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total)
+        files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total,
+                              folder=options.artifacts_folder or "")
     return Context(options=options, namespaces=namespaces(), files=files)
 
 
@@ -254,12 +257,16 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     ctx = new_context(options)
     source_doc = None
     if options.source_pointers:
-        if src.name != "continuity" or dst.name != "asif":
-            raise UsageError("source pointers are written from a continuity export to ASIF only")
+        if {src.name, dst.name} != {"continuity", "asif"}:
+            raise UsageError("source pointers are written between a continuity export and ASIF only")
         if found.data is None:
             raise UsageError("source pointers name the input's bytes: pass the document as bytes, text or a path")
-        source_doc = source_resource(found.data, name, packaged=package)
-        ctx.source_id = source_doc.id
+        if dst.name == "asif":
+            source_doc = source_resource(found.data, name, packaged=package)
+            ctx.source_id = source_doc.id
+        else:
+            ctx.source_document = source_reference(found.data, name,
+                                                   member="session.json" if is_package(found.data) else None)
     input_bytes = found.data if source_doc is not None else None
     found.data = None  # read from here on as decoded values: the bytes need not stay while the IR is built
     doc = src.read(raw, ctx)
@@ -271,9 +278,7 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         if isinstance(source_doc.path, str) and input_bytes is not None:
             files[source_doc.path] = input_bytes
     ctx.embedded = files
-    artifacts = {r.original_location: files[r.path] for r in doc.resources
-                 if r.availability == "embedded" and isinstance(r.path, str) and r.path in files
-                 and isinstance(r.original_location, str)}
+    artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
     streamed = None if options.validate else getattr(dst, "write_streamed", None)
     if streamed is not None:  # the output is encoded as it is built: it never exists whole as JSON values
         out, key, items = streamed(doc, ctx)
@@ -299,7 +304,8 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         session = output
         output = write_package(output, packaged_files(out, files, name, ctx.files))
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
-                  warnings=problems, files=embedded, artifacts=artifacts, counts=counts, _document=document,
+                  warnings=problems, files=embedded, artifacts=artifacts,
+                  artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
                   _json=session if document is _UNDECODED else None)
 
 

@@ -64,6 +64,9 @@ class Options:
     artifacts_root: Path | None = None
     artifact_max_bytes: int = MAX_ARTIFACT_BYTES
     artifacts_max_total: int = MAX_ARTIFACTS_TOTAL
+    # A folder inside artifacts_root that holds the files, reached without following a link
+    # (a batch's per-export artifacts folder); None: artifacts_root itself.
+    artifacts_folder: str | None = None
     source_pointers: bool = False  # carry the input as a resource; every event points at its record
 
     def __post_init__(self) -> None:
@@ -85,6 +88,8 @@ class Context:
     files: ArtifactFiles | None = None  # artifact files, inside Options.artifacts_root only
     embedded: dict[str, bytes] = field(default_factory=dict)  # bytes of the files a document embeds by path
     source_id: str | None = None  # with Options.source_pointers: the id of the input's own resource
+    # with Options.source_pointers, writing continuity from ASIF: the input's name, bytes and sha256
+    source_document: dict[str, Any] | None = None
     # The input carries records of the target format verbatim (an export carrying ASIF events a
     # continuity writer put there): an output that breaks the target's rules may break them
     # where those records do, which is the input's fault, not the converter's.

@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from asif_convert import batch as core
+from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL
 from asif_convert._cli.common import (
     DEFAULT_LIMITS as LIM,
 )
@@ -46,6 +47,7 @@ from asif_convert._cli.common import (
     guard,
     internal_error,
 )
+from asif_convert._cli.convert import ArtifactMaxOpt, ArtifactsTotalOpt
 from asif_convert._errors import EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput, UsageError
 from asif_convert._view import write_report
 
@@ -233,8 +235,15 @@ def batch(
     artifacts_root: Annotated[Path | None, typer.Option(
         "--artifacts-root", metavar="DIR", help="Embed artifact files found by their paths inside DIR only (one "
                                                 "folder for every export).")] = None,
+    artifacts_each: Annotated[str | None, typer.Option(
+        "--artifacts-each", metavar="TEMPLATE", help="Embed artifact files from each export's own folder: TEMPLATE, "
+        "relative to the export's folder; {stem} is its name without the extension ('{stem}': a.json's files are "
+        "in a/; '{stem}.artifacts', 'files/{stem}', '.').")] = None,
+    artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
+    artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
     source_pointers: Annotated[bool, typer.Option(
-        "--source-pointers", help="Carry each export as a resource and point every event at its record.")] = False,
+        "--source-pointers", help="To ASIF: carry each export as a resource and point every event at its record. "
+                                  "To continuity: point every record back at the ASIF records it came from.")] = False,
 ) -> None:
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
@@ -247,6 +256,7 @@ def batch(
         raise typer.BadParameter("--pages needs --report-html (the report links to the pages)", param_hint="--pages")
     options = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                                     no_residual=no_residual), artifacts_root=artifacts_root,
+                      artifact_max_bytes=artifact_max_bytes, artifacts_max_total=artifacts_max_total,
                       source_pointers=source_pointers)
     err_console = Console(stderr=True)
     progress: core.Progress | None = None
@@ -259,7 +269,7 @@ def batch(
         core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
                      limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
                      manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
-                     summary=summary, package=package)
+                     summary=summary, package=package, artifacts_each=artifacts_each)
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None

@@ -61,6 +61,12 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing artifa
 SourcePointersOpt = Annotated[bool, typer.Option(
     "--source-pointers", help="Carry the export itself as a resource (embedded in a package, else by digest) and "
                               "point every event at its record with a JSON Pointer.")]
+BothPointersOpt = Annotated[bool, typer.Option(
+    "--source-pointers", help="Continuity to ASIF: carry the export as a resource and point every event at its "
+                              "record. ASIF to continuity: point every record back at the ASIF records it came from.")]
+BackPointersOpt = Annotated[bool, typer.Option(
+    "--source-pointers", help="Point every record back at the ASIF records it came from (JSON Pointers, with the "
+                              "input's SHA-256), in an 'asif' native state and in the metadata of records with one.")]
 PackageOpt = Annotated[bool, typer.Option(
     "--package", help=f"Write an ASIF package (a ZIP of the session and the files it embeds); implied by "
                       f"-o *{PACKAGE_SUFFIX}.")]
@@ -88,10 +94,11 @@ def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt =
                   on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
                   max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
                   max_string: MaxStringOpt = LIM.max_string, artifacts_out: ArtifactsOutOpt = None,
-                  force: ForceOpt = False, trusted_input: TrustedInputOpt = False) -> None:
+                  force: ForceOpt = False, source_pointers: BackPointersOpt = False,
+                  trusted_input: TrustedInputOpt = False) -> None:
     """Convert an ASIF 0.4 session (or package) into an agent-continuity export."""
-    opts = build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
-                         no_residual=no_residual)
+    opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
+                                 no_residual=no_residual), source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
                        compact=compact, limits=limits, command="to-continuity", artifacts_out=artifacts_out,
@@ -107,7 +114,7 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
                     artifacts_out: ArtifactsOutOpt = None, force: ForceOpt = False,
-                    source_pointers: SourcePointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
+                    source_pointers: BothPointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     check_formats(to, source)
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,

@@ -15,8 +15,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-import msgspec
-
 from asif_convert import _jsonio as jsonio
 from asif_convert._errors import ConversionError, InvalidInput, Problem
 from asif_convert._view._html import render
@@ -150,9 +148,6 @@ def write_report(manifest: str | os.PathLike[str], report: str | os.PathLike[str
     ``outdir`` is where the batch wrote its outputs (default: the manifest's folder)."""
     try:
         records = read_manifest(manifest)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise InvalidInput([Problem(rule="json", path="", message=f"not a batch manifest: {exc}")],
-                           os.fspath(manifest)) from None
     except OSError as exc:
         raise InvalidInput([Problem(rule="io", path="", message=f"cannot read: {exc.strerror or exc}")],
                            os.fspath(manifest)) from None

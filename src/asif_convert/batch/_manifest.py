@@ -9,7 +9,8 @@ from pathlib import Path
 import msgspec
 
 from asif_convert import _jsonio as jsonio
-from asif_convert.batch._records import OK, FileResult, UsageError
+from asif_convert._errors import InvalidInput, Problem
+from asif_convert.batch._records import OK, FileResult, Previous, UsageError
 
 _line_decoder = msgspec.json.Decoder(FileResult)
 _line_encoder = msgspec.json.Encoder()
@@ -22,13 +23,14 @@ class Manifest:
     run leaves whole lines (a torn last line, possible only on a crash of the machine, is ignored
     when read). The last line for an output is its current state; opening and closing compact
     the file to one line per output. A rerun skips a file when its line says ``ok`` with the
-    same settings and input digest and the output still has the recorded size.
+    same settings and input digest, the output still has the recorded size and the artifact
+    files it read (if any) are still what they were.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fresh: bool = False) -> None:
         self.path = Path(path)
-        # key -> (settings, input sha256, output bytes) of an ok line, None for a line of another status
-        self._index: dict[str, tuple[str, str, int] | None] = {}
+        # key -> (settings, what a rerun compares) of an ok line, None for a line of another status
+        self._index: dict[str, tuple[str, Previous] | None] = {}
         self._rewrite = False
         if fresh:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,7 +46,9 @@ class Manifest:
             if rec.key in self._index:
                 self._rewrite = True
             ok = rec.status == OK and rec.input_sha256 is not None and rec.output_bytes is not None
-            self._index[rec.key] = (rec.settings, rec.input_sha256, rec.output_bytes) if ok else None  # type: ignore[assignment]
+            self._index[rec.key] = (rec.settings, Previous(
+                rec.input_sha256, rec.output_bytes, rec.artifacts_sha256,  # type: ignore[arg-type]
+                tuple(rec.artifacts_read or ()))) if ok else None
         total = _count_lines(self.path)
         if total and not lines:
             raise UsageError(f"{self.path} is not an asif-convert manifest (no line is a file record)")
@@ -60,10 +64,10 @@ class Manifest:
                     except msgspec.DecodeError:
                         continue  # a torn line from a crash: that file is simply redone
 
-    def previous(self, key: str, settings: str) -> tuple[str, int] | None:
-        """(input sha256, output bytes) of this output's last ok conversion with these settings."""
+    def previous(self, key: str, settings: str) -> Previous | None:
+        """What this output's last ok conversion with these settings read and wrote."""
         hit = self._index.get(key)
-        return (hit[1], hit[2]) if hit is not None and hit[0] == settings else None
+        return hit[1] if hit is not None and hit[0] == settings else None
 
     def append(self, rec: FileResult) -> None:
         data = _line_encoder.encode(rec) + b"\n"
@@ -109,6 +113,16 @@ def _count_lines(path: Path) -> int:
 
 
 def read_manifest(path: str | os.PathLike[str]) -> list[FileResult]:
-    """Every line of a manifest, in order (for tests and tools)."""
+    """Every line of a manifest, in order (for tests and tools). A line that is not a file
+    record raises ``InvalidInput`` naming the manifest, the line and why."""
+    out = []
     with open(path, "rb") as fh:
-        return [_line_decoder.decode(line) for line in fh if line.strip()]
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(_line_decoder.decode(line))
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                problem = Problem(rule="manifest", path="", message=f"line {number} is not a file record: {exc}")
+                raise InvalidInput([problem], os.fspath(path)) from None
+    return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import msgspec
 
 from asif_convert import _errors as errors
@@ -24,6 +26,15 @@ class UsageError(errors.UsageError, ValueError):
     manifest path that is not a manifest); nothing was converted."""
 
 
+class Previous(NamedTuple):
+    """What a rerun compares of a file's last ``ok`` conversion with the same settings."""
+
+    input_sha256: str
+    output_bytes: int
+    artifacts_sha256: str | None = None  # None: no artifacts folder was consulted (or an older run)
+    artifacts_read: tuple[str, ...] = ()
+
+
 class FileResult(msgspec.Struct, kw_only=True):
     """One file's outcome: a manifest line. It never holds the converted document."""
 
@@ -36,6 +47,10 @@ class FileResult(msgspec.Struct, kw_only=True):
     input_sha256: str | None = None
     output_bytes: int | None = None
     output_sha256: str | None = None
+    # With an artifacts folder: the paths the conversion asked of it, in order, and a digest over
+    # what each gave (its file's SHA-256, or why it was missing or refused), for resume.
+    artifacts_read: list[str] | None = None
+    artifacts_sha256: str | None = None
     losses: dict[str, int] = {}
     warnings: int = 0
     error: str | None = None

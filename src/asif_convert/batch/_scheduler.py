@@ -22,6 +22,7 @@ from asif_convert._errors import ConversionError
 from asif_convert._limits import Limits
 from asif_convert._registry import get, registry
 from asif_convert._version import __version__
+from asif_convert.batch._artifact_folders import Skipper, check_template
 from asif_convert.batch._discover import Found, Refused, check_sources, classify, discover, inside
 from asif_convert.batch._lock import OutdirLock
 from asif_convert.batch._manifest import Manifest
@@ -43,13 +44,17 @@ _EXTERNAL_PARALLELISM = 8  # window sizing for a caller's executor when ``worker
 
 
 def settings_key(to: str, source: str | None, options: Options, compact: bool, limits: Limits | None = None,
-                 package: bool = False) -> str:
-    """A digest of everything that shapes an outcome: a rerun with other settings redoes all."""
+                 package: bool = False, artifacts_each: str | None = None) -> str:
+    """A digest of everything that shapes an outcome: a rerun with other settings redoes all.
+    (What is off by default adds nothing, so the manifests of earlier versions still resume.)"""
     opts = {k: sorted(v) if isinstance(v, set | frozenset) else str(v) if isinstance(v, os.PathLike) else v
             for k, v in sorted(vars(options).items())}
     bounds = sorted(vars(limits or Limits()).items())
     plugins = sorted((f.name, type(f).__module__) for f in registry().values())
-    blob = msgspec.json.encode([__version__, to, source, opts, compact, bounds, plugins] + ([True] if package else []))
+    if opts.get("artifacts_folder") is None:
+        opts.pop("artifacts_folder", None)
+    extra: list[Any] = ([True] if package else []) + ([{"artifacts_each": artifacts_each}] if artifacts_each else [])
+    blob = msgspec.json.encode([__version__, to, source, opts, compact, bounds, plugins] + extra)
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -98,7 +103,7 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             manifest: str | os.PathLike[str] | bool = True, force: bool = False, pattern: str = DEFAULT_PATTERN,
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
-            summary: Summary | None = None, package: bool = False) -> Report:
+            summary: Summary | None = None, package: bool = False, artifacts_each: str | None = None) -> Report:
     """Convert every file under ``sources`` (one path, or several) into ``outdir``, mirroring the tree.
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
@@ -115,6 +120,11 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     One run at a time may use an OUTDIR (a second is refused with :class:`UsageError`).
     Ctrl-C (KeyboardInterrupt) cancels what has not started, waits for the files being
     converted and records them, then propagates; outputs are written atomically.
+
+    Artifact files are read from ``options.artifacts_root`` (one folder for every file) or, with
+    ``artifacts_each``, from each file's own folder named by that template relative to the
+    file's folder (``"{stem}"``: ``a.json``'s files are in ``a/``; see docs/batch.md). A rerun
+    also redoes a file whose artifact files changed.
     """
     options = options or Options()
     limits = limits or Limits()
@@ -125,6 +135,11 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             raise UsageError(str(exc)) from None
     if package and get(to).name != "asif":
         raise UsageError(f"a package carries an ASIF session; {to} output cannot be packaged")
+    if artifacts_each is not None:
+        check_template(artifacts_each)
+        if options.artifacts_root is not None:
+            raise UsageError("name one artifacts folder for every file (artifacts_root) or each file's own "
+                             "(artifacts_each), not both")
     if workers is not None and workers < 0:
         raise UsageError("workers must be 0 or more")
     srcs = check_sources([sources] if isinstance(sources, str | os.PathLike) else sources)
@@ -138,8 +153,9 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     out.mkdir(parents=True, exist_ok=True)
     spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
                 outdir_real=os.path.realpath(out), roots=roots,
-                settings=settings_key(to, source, options, compact, limits, package),
-                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package)
+                settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
+                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
+                artifacts_each=artifacts_each)
     mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
 
     with OutdirLock(out):
@@ -223,6 +239,8 @@ class _Run:
         # each task in flight: its files, the executor it ran on, and whether it is a retry
         self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor, bool]] = {}
         self.suspects: deque[Task] = deque()  # files of tasks a dying worker took down, to retry alone
+        # with per-file artifacts folders: the files inside them are not inputs
+        self.skipper = Skipper(spec.artifacts_each, pattern) if spec.artifacts_each is not None else None
 
     def execute(self, book: Manifest | None, pool: _Pool, max_in_flight: int | None, chunk_size: int | None) -> None:
         self.book = book
@@ -319,6 +337,10 @@ class _Run:
         source named twice, a folder and a file in it) is one input. Both passes use this."""
         seen: set[tuple[str, tuple[str, ...] | None]] = set()
         for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
+            named = isinstance(item, Found) and not item.confined  # taken as given
+            if self.skipper is not None and item.rel and not named \
+                    and self.skipper.skipped(item.path, len(item.rel) - 1):
+                continue
             key = (os.path.realpath(item.path), item.rel)
             if key not in seen:
                 seen.add(key)

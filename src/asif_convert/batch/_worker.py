@@ -11,16 +11,29 @@ import stat
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import NamedTuple
 
 from asif_convert import _jsonio as jsonio
+from asif_convert._artifacts import ArtifactFiles, reads_digest, replay_digest
 from asif_convert._errors import ConversionError, InvalidInput, LossPolicyError, OutputError, Problem
 from asif_convert._limits import Limits
 from asif_convert._pipeline import convert
+from asif_convert.batch._artifact_folders import folder_for
 from asif_convert.batch._discover import inside
 from asif_convert.batch._paths import Unsafe, safe_target
-from asif_convert.batch._records import INTERNAL, INVALID, OK, POLICY, REFUSED, UNCHANGED, UNWRITABLE, FileResult
+from asif_convert.batch._records import (
+    INTERNAL,
+    INVALID,
+    OK,
+    POLICY,
+    REFUSED,
+    UNCHANGED,
+    UNWRITABLE,
+    FileResult,
+    Previous,
+)
 from asif_convert.plugin import Options
 
 MAX_PROBLEMS = 20  # problems kept per failed file in the manifest
@@ -43,13 +56,22 @@ class Spec:
     settings: str
     run: str
     package: bool = False  # write ASIF packages (.asif.zip)
+    artifacts_each: str | None = None  # each export's artifacts folder, a template (see _artifact_folders)
+
+    def options_for(self, path: str) -> Options:
+        """The options of one file: with ``artifacts_each``, its own artifacts folder."""
+        if self.artifacts_each is None:
+            return self.options
+        folder = folder_for(self.artifacts_each, os.path.basename(path))
+        return replace(self.options, artifacts_root=Path(os.path.dirname(path) or os.curdir),
+                       artifacts_folder=folder or None)
 
 
 class Task(NamedTuple):
     input: str
     output: str  # relative to OUTDIR, POSIX
     confined: bool  # re-check at open time that the input resolves inside the roots
-    expect: tuple[str, int] | None  # (input sha256, output bytes) of a previous ok run, for resume
+    expect: Previous | None  # what a previous ok run read and wrote, for resume
 
 
 def init_worker(parent: int) -> None:
@@ -107,17 +129,12 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     t_read = time.perf_counter()
     res.seconds["read"] = round(t_read - t0, 6)
 
-    target = os.path.join(spec.outdir, *task.output.split("/"))
-    if task.expect is not None and task.expect[0] == res.input_sha256:
-        try:
-            st = os.lstat(target)  # a symlink planted where the output was is no output
-            if stat.S_ISREG(st.st_mode) and st.st_size == task.expect[1]:
-                return _finish(res, t0, status=UNCHANGED)
-        except OSError:
-            pass
+    options = spec.options_for(task.input)
+    if _unchanged(spec, task, res, options):
+        return _finish(res, t0, status=UNCHANGED)
 
     try:
-        result = convert(data, to=spec.to, source=spec.source, options=spec.options, name=task.input,
+        result = convert(data, to=spec.to, source=spec.source, options=options, name=task.input,
                          compact=spec.compact, limits=spec.limits, package=spec.package)
     except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
         status = _STATUS.get(type(exc), INVALID if isinstance(exc, InvalidInput) else INTERNAL)
@@ -130,6 +147,9 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     res.source_format = result.source_format
     res.losses = dict(sorted(result.loss_counts().items()))
     res.warnings = len(result.warnings)
+    if options.artifacts_root is not None:
+        res.artifacts_read = list(result.artifact_reads)
+        res.artifacts_sha256 = reads_digest(result.artifact_reads)
     output = result.output
     del result
     try:
@@ -145,6 +165,27 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     res.output_sha256 = hashlib.sha256(output).hexdigest()
     res.seconds["write"] = round(time.perf_counter() - t_conv, 6)
     return _finish(res, t0)
+
+
+def _unchanged(spec: Spec, task: Task, res: FileResult, options: Options) -> bool:
+    """Whether the output of a previous ok run stands: the same input, the output still there
+    with its size, and the artifact files it read (asked for again) still what they were."""
+    expect = task.expect
+    if expect is None or expect.input_sha256 != res.input_sha256:
+        return False
+    try:
+        st = os.lstat(os.path.join(spec.outdir, *task.output.split("/")))  # a planted symlink is no output
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size != expect.output_bytes:
+        return False
+    if options.artifacts_root is None:
+        return True
+    if expect.artifacts_sha256 is None:  # an earlier version's line: what it read is unknown
+        return False
+    files = ArtifactFiles(options.artifacts_root, options.artifact_max_bytes, options.artifacts_max_total,
+                          folder=options.artifacts_folder or "")
+    return replay_digest(files, expect.artifacts_read) == expect.artifacts_sha256
 
 
 def _problems(problems: list[Problem]) -> list[dict[str, str]]:

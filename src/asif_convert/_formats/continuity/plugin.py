@@ -12,7 +12,7 @@ from asif_convert import ir
 from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec, codec_for
 from asif_convert._errors import Problem
-from asif_convert._formats.continuity import NAMESPACE, artifacts, reader, residual, writer
+from asif_convert._formats.continuity import NAMESPACE, artifacts, pointers, reader, residual, writer
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_table
 from asif_convert._validation.continuity import referential_problems
@@ -54,12 +54,15 @@ class ContinuityFormat:
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
         codec = codec_for(ctx.namespaces)
-        raw, losses, diff, carried = residual.split(doc)
+        consumed = pointers.consume(doc)  # our back-pointers into the ASIF document: no data
+        raw, losses, diff, carried = residual.split(consumed)
         ctx.carries_target_records = carried.first_release or bool(carried.messages or carried.events)
         travelled = losses.get("losses", []) + _own_losses(codec, losses.get("ours"))
         # With a residual, the restored document carries its own losses: a scratch ledger keeps
         # the return trip's re-derivations out of it.
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
+        if consumed is not doc and not pointers.restored(doc):  # else the residual restores the document
+            ledger.add("+back-pointers")
         restored = _plain_read(codec, raw, travelled, ledger, carried, ctx.files, ctx.source_id)
         if diff is None:
             return restored
@@ -73,7 +76,8 @@ class ContinuityFormat:
         ledger = ctx.ledger(WRITE_TABLE, kind="residual" if ctx.options.residual else "dropped")
         # A continuity state that is not of its declared shape is foreign: carried like any
         # property continuity has no field for.
-        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid))
+        origins: dict[str, list[list[str]]] | None = {} if ctx.source_document is not None else None
+        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid), origins)
         replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
         plain_ledger = Ledger(load_table(READ_TABLE))
         plain = _plain_read(codec, export, [], plain_ledger, residual.Carried(carried), replay)
@@ -82,6 +86,7 @@ class ContinuityFormat:
         doc = _first_release_losses(doc, plain, plain_ledger)
         doc = _implied_state(doc, plain)
         doc = _first_release_forks(codec, doc, plain, export)
+        doc = _losses_said_since(doc, plain)
         _record_losses(_diff(codec, plain, doc), ledger)
         # Losses travel: the document's own that the return trip would not re-derive, and ours
         # when nothing else restores the document (with a residual, the return trip is exact:
@@ -100,6 +105,9 @@ class ContinuityFormat:
             diff = _diff(codec, plain, doc)  # against what read() will rebuild
             if diff:
                 export = residual.attach(export, residual.RESIDUAL, {"patch": diff})
+        if origins is not None:  # last: read() takes them out first, so nothing above sees them
+            export = pointers.back(export, origins, msgspec.convert(ctx.source_document, pointers.DocumentRef),
+                                   restored=ctx.options.residual)
         return export
 
 def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any] | None:
@@ -129,7 +137,29 @@ def _first_release_losses(doc: ir.Document, plain: ir.Document, ledger: Ledger) 
     return msgspec.structs.replace(doc, losses=losses) if losses != doc.losses else doc
 
 
-_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content")
+def _losses_said_since(doc: ir.Document, plain: ir.Document) -> ir.Document:
+    """``doc`` with the translation losses today's reading of the export derives and ``doc``
+    lacks put in, where ``doc`` is our translation of exactly this export (its capture is the
+    one today's reading gives, named by the export's digest): an earlier version that did not
+    say them yet wrote it, and they say nothing of the document's own. Documents of anyone
+    else keep their losses as they are."""
+    if not isinstance(doc.capture, ir.Capture) or doc.capture != plain.capture:
+        return doc
+    have = {loss.id for loss in doc.losses}
+    if all(loss.id in have for loss in plain.losses):
+        return doc
+    losses = list(doc.losses)
+    at = 0
+    for loss in plain.losses:
+        if loss.id in have:
+            at = next(k for k, mine in enumerate(losses) if mine.id == loss.id) + 1
+        elif loss.id.startswith("translation:"):
+            losses.insert(at, loss)
+            at += 1
+    return msgspec.structs.replace(doc, losses=losses)
+
+
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part")
 
 
 def _implied_state(doc: ir.Document, plain: ir.Document) -> ir.Document:

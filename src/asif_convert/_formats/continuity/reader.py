@@ -101,7 +101,8 @@ class _Reader:
         self.carried = False  # whether any record carries ASIF events or parts (which may reference more)
         self.calls: dict[str, str | None] = {}  # call id -> its branch, for dialect results (None: answered)
         self.requests: set[str] = set()  # decision request ids carried as ASIF events
-        self.tools: dict[str, None] = {}  # tool names seen in dialect content, in order
+        self.tools: dict[str, str | None] = {}  # tool names seen in dialect content, in order -> server identity
+        self.servers: dict[str, None] = {}  # who ran tools for the caller (dialects.common: server identities)
         self.resource_ids = _Ids()
         self.dialect_resources: list[ir.Resource] = []
         self.usage: list[dict[str, Any]] = []  # ASIF usage entries of provider message objects
@@ -178,7 +179,9 @@ class _Reader:
             b.head_event_id = b.event_ids[-1] if b.event_ids else None
         self._forks(branches, events)
         resources = self._native_states() + self._artifacts() + self.dialect_resources
-        tools = [ir.Tool(id=name, name=name, description="", input_schema=True) for name in self.tools]
+        tools = [ir.Tool(id=name, name=name, description="", input_schema=True,
+                         server_identity=server if server is not None else ir.UNSET)
+                 for name, server in self.tools.items()]
         for name in self.tools:
             self.ledger.add("+tools", "tool", name)
         participants = self._participants()
@@ -312,7 +315,10 @@ class _Reader:
             seen.add(call.call_id)
         answered: set[str] = set()
         for result in split.results:  # a second result for one call, even in this message, is not mapped
-            if self.calls.get(result.call_id) != branch or result.call_id in answered:
+            # (a call of this very message counts: its event comes before every result's, as
+            # for the tools a provider runs, whose calls and results share one message)
+            if (self.calls.get(result.call_id) != branch and result.call_id not in seen) \
+                    or result.call_id in answered:
                 self.ledger.add("+dialect-orphan-result", "event", eid)
                 return None
             answered.add(result.call_id)
@@ -347,16 +353,21 @@ class _Reader:
         if split.parts is not None:
             members["msg"] = add(eid, ir.Message(role=role, parts=split.parts), actor)
         for k, call in enumerate(split.calls):
-            self.tools.setdefault(call.name, None)
+            self.tools.setdefault(call.name, call.server)
             body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
                                arguments_status=call.status)
             members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
+            if call.status == "partial":  # the text received so far is not JSON: the state keeps it
+                self.ledger.add("+partial-arguments", "event", members["call"][-1])
         for k, result in enumerate(split.results):
-            self.roles["tool"] = None
+            if result.server is None:
+                self.roles["tool"] = None
             answer = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
                                    parts=result.parts)
             rid = eid if not events else self.ids.claim(f"{eid}/result/{k}", "result")
-            members["result"].append(add(rid, answer, ROLE_ACTORS["tool"][0]))
+            if result.server is not None:  # a tool the provider (or a server it called) ran
+                self.servers[result.server] = None
+            members["result"].append(add(rid, answer, result.server or ROLE_ACTORS["tool"][0]))
         renamed = {}
         for res in split.resources:
             new_id = self.resource_ids.claim(res.id, "resource")
@@ -364,9 +375,11 @@ class _Reader:
             res.id = new_id
             members["res"].append(res.id)
             self.dialect_resources.append(res)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
         for ev in events:
             for part in ir.parts_of(ev.body):
-                if isinstance(part, ir.ResourcePart):
+                if isinstance(part, ir.ResourcePart | ir.OpaquePart):
                     part.resource_id = renamed.get(part.resource_id, part.resource_id)
 
         anchor = events[0]
@@ -377,9 +390,11 @@ class _Reader:
             native["style"] = split.options
         counters = usage.extract(rec["content_json"])
         self.usage += usage.entries(counters, anchor.id, self.codec.dump(_REPORTED))
-        difference = self._difference(rec, role, split, events, members, text_part, counters)
-        if difference is not None:
-            native["diff"] = difference
+        diff = self._difference(rec, role, split, events, members, text_part, counters)
+        if diff is not None:
+            native["diff"] = diff
+            if difference.says(diff):
+                self.ledger.add("+dialect-unmapped-text", "event", anchor.id)
         self.groups[anchor.id] = members  # stored only when the writer would not find them by id
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
@@ -395,6 +410,8 @@ class _Reader:
             ev.time, ev.execution_id = anchor.time, anchor.execution_id
             self.branch_events[branch].append(ev.id)
         self.ledger.add("+dialects", "event", anchor.id)
+        for kind in split.opaque:  # one loss per block type, naming every message that holds one
+            self.ledger.add("+dialect-opaque-block", "event", anchor.id, about=f"{split.dialect}/{kind}")
         return events
 
     def _difference(self, rec: dict[str, Any], role: str, split: dialects.Split, events: list[ir.Event],
@@ -555,6 +572,8 @@ class _Reader:
             else:
                 res.explanation = "The export lists this native state without its payload."
                 self.ledger.add("+native-state-without-payload", *ref)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
             out.append(res)
         return out
 
@@ -588,6 +607,8 @@ class _Reader:
             elif "sha256" in rec:
                 native["sha256"] = sha
                 self.ledger.add("artifacts[].sha256", *ref)
+            if self.pointers is not None:
+                self.pointers.point_resource(res, rec, _REPORTED)
             out.append(res)
         return out
 
@@ -604,6 +625,9 @@ class _Reader:
         for pid, kind in wanted:
             self.ledger.add("+participants", "participant", pid)
             out.append(ir.Participant(id=pid, kind=kind))
+        for server in self.servers:  # the provider's servers, or MCP servers it called, that ran tools
+            self.ledger.add("+participants", "participant", server)
+            out.append(ir.Participant(id=server, kind="service", name=server))
         return out
 
     def _capture_id(self) -> str:

@@ -64,11 +64,17 @@ class Style(_State):
     o: Annotated[str, Meta(pattern="^[pcr]+$")] | UnsetType = UNSET  # anthropic: block order
     l: list[Count] | UnsetType = UNSET  # noqa: E741  # anthropic: results whose content is a block list
     e: list[Count] | UnsetType = UNSET  # anthropic: results that say is_error: false
+    s: list[Count] | UnsetType = UNSET  # anthropic: calls that are server_tool_use blocks
+    m: list[Count] | UnsetType = UNSET  # anthropic: calls that are mcp_tool_use blocks
+    n: list[Count] | UnsetType = UNSET  # anthropic: results that are mcp_tool_result blocks
     p: Literal[1] | UnsetType = UNSET  # openai: one text part written as a list
     a: Literal["spaced"] | UnsetType = UNSET  # openai: argument strings with spaces
     r: Count | UnsetType = UNSET  # openai: the part that is the message's refusal
     q: list[Count] | UnsetType = UNSET  # openai: refusal parts of the content list
     f: Literal[1] | UnsetType = UNSET  # openai: the last call is a legacy function_call
+    c: list[Count] | UnsetType = UNSET  # openai: calls that are custom tool calls
+    v: Count | UnsetType = UNSET  # openai: the part that is the message's audio
+    x: Count | UnsetType = UNSET  # openai: the part that is the message's audio transcript
 
 
 class EventState(_State):

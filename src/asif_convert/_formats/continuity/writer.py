@@ -23,12 +23,14 @@ _STATE_FIELDS = {"provider", "kind", "portable"}
 _ARTIFACT_FIELDS = {"branch_id", "kind", "metadata", "created_at"}
 
 
-def write(doc: ir.Document, codec: Codec,
-          foreign: Callable[[str | None, str | None], None]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+def write(doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None],
+          origins: dict[str, list[list[str]]] | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """(the export, the records that carry ASIF data: ``{"messages": ids, "events": ids}``).
     ``foreign(ref_type, ref_id)`` is told of each node whose continuity state is not of the
-    declared shape: it is written as if it had none (the residual carries it verbatim)."""
-    writer = _Writer(doc, codec, foreign)
+    declared shape: it is written as if it had none (the residual carries it verbatim).
+    ``origins``, when given, gets for each collection written the JSON Pointers of the ASIF
+    records each of its records came from, in order (for source pointers)."""
+    writer = _Writer(doc, codec, foreign, origins)
     export = writer.export()
     return export, {k: v for k, v in writer.carried.items() if v}
 
@@ -44,8 +46,11 @@ _GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_
 
 
 class _Writer:
-    def __init__(self, doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None]) -> None:
+    def __init__(self, doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None],
+                 origins: dict[str, list[list[str]]] | None = None) -> None:
         self.doc = doc
+        self.origins = origins
+        self.members: dict[str, list[str]] = {}  # anchor event id -> the ids of its group's events
         self.codec = codec
         self.foreign = foreign
         self.sid = doc.session.id
@@ -71,28 +76,44 @@ class _Writer:
         doc = self.doc
         absent = set((self._nat(doc) or {}).get("absent", ()))
         out: dict[str, Any] = {"format": "agent-continuity-export", "session": self.session()}
+        # with origins: where each record written came from in the ASIF document, by collection
+        came: dict[str, list[list[str]]] = {k: [] for k in ("branches", "messages", "events", "checkpoints",
+                                                                 "native_states", "artifacts")}
+        track = self.origins is not None
         if "branches" not in absent:
-            out["branches"] = [self.branch(b) for b in doc.branches if not (self._nat(b) or {}).get("synthesized")]
+            kept = [(i, b) for i, b in enumerate(doc.branches) if not (self._nat(b) or {}).get("synthesized")]
+            out["branches"] = [self.branch(b) for _, b in kept]
+            came["branches"] = [[f"/branches/{i}"] for i, _ in kept] if track else []
         messages, events = [], []
-        for e in doc.events:
+        at = {e.id: i for i, e in reversed(list(enumerate(doc.events)))} if track else {}  # an id's first event
+        for i, e in enumerate(doc.events):
             if e.id in self.grouped:
                 continue
             if isinstance(e.body, ir.Message) or e.id in self.groups:
                 messages.append(self.message(e))
+                if track:
+                    came["messages"].append([f"/events/{at[m]}" for m in self.members.get(e.id, [e.id])])
             else:
                 events.append(self.event(e))
+                if track:
+                    came["events"].append([f"/events/{i}"])
         out["messages"], out["events"] = messages, events
         out["checkpoints"] = [self.checkpoint(c) for c in doc.contexts]
+        came["checkpoints"] = [[f"/contexts/{i}"] for i in range(len(doc.contexts))] if track else []
         states, artifacts = [], []
-        for r in doc.resources:  # only resources that came from the export have a continuity home
+        for i, r in enumerate(doc.resources):  # only resources that came from the export have a continuity home
             n = self._nat(r) or {}
             if r.purpose == "native" and _STATE_FIELDS <= n.keys() and (state := self.native_state(r, n)):
                 states.append(state)
+                came["native_states"].append([f"/resources/{i}"])
             elif r.purpose == "artifact" and r.original_location is not ir.UNSET and _ARTIFACT_FIELDS <= n.keys():
                 artifacts.append(self.artifact(r, n))
+                came["artifacts"].append([f"/resources/{i}"])
         for key, records in (("native_states", states), ("artifacts", artifacts)):
             if key not in absent:
                 out[key] = records
+        if self.origins is not None:
+            self.origins.update((k, v) for k, v in came.items() if k in out)
         return out
 
     # -- records ----------------------------------------------------------------------------
@@ -257,6 +278,7 @@ class _Writer:
             self.foreign("event", ev.id)
             return
         self.groups[ev.id] = group
+        self.members[ev.id] = ids
         self.grouped.update(i for i in ids if i != ev.id)
 
     # -- helpers ----------------------------------------------------------------------------
@@ -289,7 +311,7 @@ class _Writer:
         if "template" in n:  # written by the first release: a template with placeholders
             return self._first_release_group(n, members, role, texts, body, calls, results)
         named = {p["resource_id"] for body in (*([{"parts": parts}] if parts else []), *results)
-                 for p in _all_parts(body) if p.get("kind") == "resource"}
+                 for p in _all_parts(body) if p.get("kind") in ("resource", "opaque")}
         resources = {r: self.codec.dump(self.resources_by_id[r]) for r in named if r in self.resources_by_id}
         pieces = dialects.Pieces(role=role, parts=parts, calls=calls, results=results, resources=resources)
         rendered = usage.insert(dialects.render(n["dialect"], pieces, n.get("style", {})), self.usage.get(anchor, []))

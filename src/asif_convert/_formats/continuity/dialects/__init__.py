@@ -5,7 +5,12 @@ results, resources) and the style options the provider varies, and renders piece
 its canonical content_json (what the provider's API would hold for them). What makes a
 message's content_json differ from that rendering is kept as a typed difference
 (``difference.py``): edits of the pieces travel, and a canonical message keeps nothing.
-Unrecognized content is not split.
+
+A dialect maps block by block: a block it does not know stays an opaque part in its place
+(``common.opaque``), and everything beside it is mapped. Content that fits no dialect is not
+split. Content that fits several goes to the one that leaves the fewest blocks opaque; on a
+tie, to the first in ``_DIALECTS`` (an OpenAI Chat user message of text parts is also an
+Anthropic message object: it is read as Anthropic, and both render it the same).
 """
 
 from __future__ import annotations
@@ -19,16 +24,21 @@ __all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "fill", "memb
 
 _DIALECTS = (anthropic, openai)
 NAMES = tuple(d.NAME for d in _DIALECTS)
+_BY_NAME = {d.NAME: d for d in _DIALECTS}
 
 
 def split(content: Any, role: str, message_id: str) -> Split | None:
+    best: Split | None = None
     for dialect in _DIALECTS:
         if dialect.detect(content):
-            return dialect.split(content, role, message_id)
-    return None
+            found = dialect.split(content, role, message_id)
+            if best is None or len(found.opaque) < len(best.opaque):
+                best = found
+            if not best.opaque:
+                break
+    return best
 
 
 def render(name: str, pieces: Pieces, options: dict[str, Any]) -> Any:
     """The canonical content_json of dialect ``name`` for ``pieces``."""
-    dialect = anthropic if name == anthropic.NAME else openai
-    return dialect.render(pieces, options)
+    return _BY_NAME[name].render(pieces, options)

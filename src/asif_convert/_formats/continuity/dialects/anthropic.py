@@ -1,9 +1,24 @@
-"""Anthropic Messages content blocks: text, thinking, redacted_thinking, tool_use, tool_result,
-image and document. content_json is the block list (or a message object holding it)."""
+"""Anthropic Messages content blocks. content_json is the block list, or a message object holding
+it (``{"role", "content"}``, or the SDK's whole response ``Message`` with its id, model, stop
+reason and usage, which the difference keeps).
+
+* text (its citations a property of its part), thinking and redacted_thinking (private
+  reasoning), image and document (a resource for every source: base64 and text embedded, the
+  content of a ``content`` source embedded as JSON, a URL or a Files API id external, never
+  fetched), search_result (a structured part), container_upload (an external resource);
+* tool_use, server_tool_use (a tool the provider runs) and mcp_tool_use (a tool of an MCP
+  server the provider calls) as tool calls; tool_result, mcp_tool_result and the server tools'
+  results (web search, web fetch, code execution, bash and text-editor code execution, tool
+  search) as tool results;
+* any other block, or a known one in a shape this module cannot map, an opaque part in its place.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import msgspec
 
 from asif_convert import ir
 from asif_convert._formats.continuity.dialects.common import (
@@ -12,20 +27,50 @@ from asif_convert._formats.continuity.dialects.common import (
     Pieces,
     Result,
     Split,
+    block_type,
     embedded,
+    embedded_text,
     external,
+    opaque,
+    opaque_value,
+    provider_file,
 )
 
 NAME = "anthropic-messages"
+PROVIDER = "anthropic"  # the server identity of the tools Anthropic runs itself
 RESULT_OBJECT = f"{NAME}/tool_result-object"  # structured-part schema of a tool result's object content
+SEARCH_RESULT = f"{NAME}/search_result"  # structured-part schema of a search_result block
+# the result blocks of the tools the provider runs (advisor_tool_result: a beta); each one's
+# content is a structured part of schema <NAME>/<block type>, and an error object (a type
+# ending in _error) is an error outcome
+SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+                  "bash_code_execution_tool_result", "text_editor_code_execution_tool_result",
+                  "tool_search_tool_result", "advisor_tool_result")
+_CALLS = ("tool_use", "server_tool_use", "mcp_tool_use")
+_RESULTS = ("tool_result", "mcp_tool_result", *SERVER_RESULTS)
 # a tuple, not a set: a "type" that is an object or an array must not match (nor fail to hash)
-_TYPES = ("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image", "document")
+_TYPES = ("text", "thinking", "redacted_thinking", "image", "document", "search_result", "container_upload",
+          *_CALLS, *_RESULTS)
+_MEDIA = ("image", "document", "container_upload")  # blocks that become a resource part
+
+
+# the keys of a message object: a request's, or the SDK's response Message (a tuple: see _TYPES)
+_MESSAGE_KEYS = ("role", "content", "id", "type", "model", "stop_reason", "stop_sequence", "stop_details", "usage",
+                 "container", "diagnostics", "context_management")
 
 
 def detect(content: Any) -> bool:
-    blocks = content.get("content") if isinstance(content, dict) and "role" in content else content
+    """A non-empty list of typed blocks (or a message object around one), at least one of
+    them a type this dialect knows. A message object has the Messages API's roles and keys
+    only: one with a tool_call_id or tool_calls, say, is another dialect's."""
+    if isinstance(content, dict):
+        if content.get("role") not in ("user", "assistant") or not all(k in _MESSAGE_KEYS for k in content):
+            return False
+        content = content.get("content")
+    blocks = content
     return (isinstance(blocks, list) and bool(blocks)
-            and all(isinstance(b, dict) and b.get("type") in _TYPES for b in blocks))
+            and all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in blocks)
+            and any(b["type"] in _TYPES for b in blocks))
 
 
 def split(content: Any, role: str, message_id: str) -> Split:
@@ -54,45 +99,86 @@ def _block(b: dict[str, Any], out: Split, mid: str, parts: list[ir.Part], top: b
     if kind in ("thinking", "redacted_thinking"):
         parts.append(ir.StructuredPart(schema=REASONING, value=b))
         return "p"
-    if kind in ("image", "document") and isinstance(b.get("source"), dict):
-        res = _media(b["source"], f"{mid}/{kind}/{len(out.resources)}")
+    if kind == "search_result" and isinstance(b.get("content"), list):
+        parts.append(ir.StructuredPart(schema=SEARCH_RESULT, value=b))
+        return "p"
+    if kind in _MEDIA:
+        rid = f"{mid}/{kind}/{len(out.resources)}"
+        res = _media(b["source"], rid) if isinstance(b.get("source"), dict) \
+            else provider_file(rid, b["file_id"]) if kind == "container_upload" and _nonempty(b.get("file_id")) \
+            else None
         if res is not None:
             out.resources.append(res)
             parts.append(ir.ResourcePart(resource_id=res.id))
             return "p"
-    if top and kind == "tool_use" and isinstance(b.get("id"), str) and isinstance(b.get("name"), str) \
-            and b["id"] and b["name"] and "input" in b:  # (ASIF ids are never empty)
-        out.calls.append(Call(call_id=b["id"], name=b["name"], arguments=b["input"], status="complete"))
+    if top and kind in _CALLS and _nonempty(b.get("id")) and _nonempty(b.get("name")) and "input" in b \
+            and (kind != "mcp_tool_use" or _nonempty(b.get("server_name"))):  # (ASIF ids are never empty)
+        server = PROVIDER if kind == "server_tool_use" else f"mcp:{b['server_name']}" if kind == "mcp_tool_use" \
+            else None
+        if server is not None:
+            out.options.setdefault("s" if kind == "server_tool_use" else "m", []).append(len(out.calls))
+        out.calls.append(Call(call_id=b["id"], name=b["name"], arguments=b["input"], status="complete",
+                              server=server))
         return "c"
-    if top and kind == "tool_result" and isinstance(b.get("tool_use_id"), str) and b["tool_use_id"]:
-        outcome: ir.ToolOutcome = "error" if b.get("is_error") is True else "success"
-        result = Result(call_id=b["tool_use_id"], outcome=outcome, parts=[])
-        k = len(out.results)
-        out.results.append(result)
-        if b.get("is_error") is False:
-            out.options.setdefault("e", []).append(k)  # says is_error: false, where absent means the same
-        body = b.get("content")
-        if isinstance(body, str):
-            result.parts.append(ir.TextPart(text=body))
-        elif isinstance(body, list) and all(isinstance(x, dict) and x.get("type") in _TYPES for x in body):
-            for x in body:
-                _block(x, out, mid, result.parts, top=False)
-            out.options.setdefault("l", []).append(k)  # content as a block list, not a string
-        elif isinstance(body, dict):  # an object: what the tool returned, as structured data
-            result.parts.append(ir.StructuredPart(schema=RESULT_OBJECT, value=body))
+    if top and kind in ("tool_result", "mcp_tool_result") and _nonempty(b.get("tool_use_id")):
+        _result(b, out, mid)
         return "r"
-    # anything else is kept as it is, as a part of its own
-    parts.append(ir.StructuredPart(schema=f"{NAME}/{kind}", value=b))
+    if top and kind in SERVER_RESULTS and _nonempty(b.get("tool_use_id")) and "content" in b:
+        body = b["content"]
+        failed = isinstance(body, dict) and isinstance(body.get("type"), str) and body["type"].endswith("_error")
+        out.results.append(Result(call_id=b["tool_use_id"], outcome="error" if failed else "success",
+                                  parts=[ir.StructuredPart(schema=f"{NAME}/{kind}", value=body)], server=PROVIDER))
+        return "r"
+    parts.append(opaque(out, b, block_type(b), f"{mid}/opaque/{len(out.resources)}"))
     return "p"
 
 
+def _result(b: dict[str, Any], out: Split, mid: str) -> None:
+    """A tool_result or mcp_tool_result block: its content (a string, a block list, an object)
+    becomes the result's parts, its is_error the outcome."""
+    outcome: ir.ToolOutcome = "error" if b.get("is_error") is True else "success"
+    server = None
+    k = len(out.results)
+    if b["type"] == "mcp_tool_result":
+        out.options.setdefault("n", []).append(k)
+        server = next((c.server for c in out.calls if c.call_id == b["tool_use_id"] and c.server), "mcp")
+    result = Result(call_id=b["tool_use_id"], outcome=outcome, parts=[], server=server)
+    out.results.append(result)
+    if b.get("is_error") is False:
+        out.options.setdefault("e", []).append(k)  # says is_error: false, where absent means the same
+    body = b.get("content")
+    if isinstance(body, str):
+        result.parts.append(ir.TextPart(text=body))
+    elif isinstance(body, list) and all(isinstance(x, dict) and isinstance(x.get("type"), str) for x in body):
+        for x in body:
+            _block(x, out, mid, result.parts, top=False)
+        out.options.setdefault("l", []).append(k)  # content as a block list, not a string
+    elif isinstance(body, dict):  # an object: what the tool returned, as structured data
+        result.parts.append(ir.StructuredPart(schema=RESULT_OBJECT, value=body))
+
+
+def _nonempty(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
 def _media(source: dict[str, Any], rid: str) -> ir.Resource | None:
-    if source.get("type") == "base64" and isinstance(source.get("data"), str) \
-            and isinstance(source.get("media_type"), str):
+    kind = source.get("type")
+    if kind == "base64" and isinstance(source.get("data"), str) and isinstance(source.get("media_type"), str):
         return embedded(rid, source["media_type"], source["data"])
-    if source.get("type") == "url" and isinstance(source.get("url"), str) and source["url"]:
+    if kind == "url" and _nonempty(source.get("url")):
         return external(rid, source["url"])
+    if kind == "file" and _nonempty(source.get("file_id")):
+        return provider_file(rid, source["file_id"])
+    if kind == "text" and isinstance(source.get("data"), str) and _nonempty(source.get("media_type")) \
+            and source["media_type"] != CONTENT_MEDIA_TYPE:
+        return embedded_text(rid, source["media_type"], source["data"])
+    if kind == "content" and isinstance(source.get("content"), str | list):
+        # a document given as content blocks: the resource holds them as JSON, as they were
+        return embedded_text(rid, CONTENT_MEDIA_TYPE, msgspec.json.encode(source["content"]).decode())
     return None
+
+
+CONTENT_MEDIA_TYPE = "application/json"  # the resource of a document whose source is of type content
 
 
 # -- canonical rendering ------------------------------------------------------------------------
@@ -101,11 +187,15 @@ def _media(source: dict[str, Any], rid: str) -> ir.Resource | None:
 def render(pieces: Pieces, options: dict[str, Any]) -> Any:
     """The content_json the Messages API would hold for these pieces, in ``options``' style."""
     parts = [b for p in pieces.parts for b in _part(p, pieces)]
-    calls = [{"type": "tool_use", "id": c["call_id"], "name": c["tool_id"], "input": c.get("arguments")}
-             for c in pieces.calls]
+    server, mcp = set(options.get("s", ())), set(options.get("m", ()))
+    calls = [{"type": "server_tool_use" if k in server else "mcp_tool_use" if k in mcp else "tool_use",
+              "id": c["call_id"], "name": c["tool_id"], "input": c.get("arguments")}
+             for k, c in enumerate(pieces.calls)]
     as_list = set(options.get("l", ()))
     explicit = set(options.get("e", ()))
-    results = [_result(r, pieces, k in as_list, k in explicit) for k, r in enumerate(pieces.results)]
+    mcp_results = set(options.get("n", ()))
+    results = [_render_result(r, pieces, k in as_list, k in explicit, k in mcp_results)
+               for k, r in enumerate(pieces.results)]
     order = options.get("o")
     if order:
         queues = {"p": iter(parts), "c": iter(calls), "r": iter(results)}
@@ -125,22 +215,50 @@ def _part(part: dict[str, Any], pieces: Pieces) -> list[Any]:
         return [block]
     if kind == "structured":
         return [part["value"]]
+    if kind == "opaque":
+        return opaque_value(part, pieces.resources)
     if kind == "resource":
         res = pieces.resources.get(part["resource_id"])
-        if res is None:
-            return []
-        media = "document" if res["media_type"] == "application/pdf" or "/document/" in res["id"] else "image"
-        if res.get("availability") == "embedded" and "data" in res:
-            source = {"type": "base64", "media_type": res["media_type"], "data": res["data"]}
-        else:
-            source = {"type": "url", "url": res.get("locator", "")}
-        return [{"type": media, "source": source}]
+        return [] if res is None else [_resource_block(res)]
     return []  # a part this dialect has no block for: the residual or a loss says so
 
 
-def _result(result: dict[str, Any], pieces: Pieces, as_list: bool, explicit: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": result["call_id"]}
+def _resource_block(res: dict[str, Any]) -> dict[str, Any]:
+    """The block of a resource part: what the reader's resource id says it came from (a
+    document, a container upload, else an image), its source from the resource's fields."""
+    rid = res["id"]
+    if "/container_upload/" in rid:
+        return {"type": "container_upload", "file_id": res.get("locator", "")}
+    media = "document" if res["media_type"] == "application/pdf" or "/document/" in rid else "image"
+    source: dict[str, Any]
+    if res.get("availability") == "embedded" and "data" in res:
+        source = {"type": "base64", "media_type": res["media_type"], "data": res["data"]}
+    elif res.get("availability") == "embedded" and isinstance(res.get("text"), str):
+        source = _text_source(res)
+    elif "://" in res.get("locator", "://"):
+        source = {"type": "url", "url": res.get("locator", "")}
+    else:  # an id of the provider's Files API
+        source = {"type": "file", "file_id": res["locator"]}
+    return {"type": media, "source": source}
+
+
+def _text_source(res: dict[str, Any]) -> dict[str, Any]:
+    if res["media_type"] == CONTENT_MEDIA_TYPE:
+        try:
+            return {"type": "content", "content": json.loads(res["text"])}
+        except ValueError:
+            pass  # an edit that is no longer JSON: the text as it is
+    return {"type": "text", "media_type": res["media_type"], "data": res["text"]}
+
+
+def _render_result(result: dict[str, Any], pieces: Pieces, as_list: bool, explicit: bool,
+                   mcp: bool) -> dict[str, Any]:
     parts = result.get("parts", [])
+    if len(parts) == 1 and parts[0]["kind"] == "structured" and parts[0]["schema"].startswith(f"{NAME}/") \
+            and parts[0]["schema"].removeprefix(f"{NAME}/") in SERVER_RESULTS:
+        return {"type": parts[0]["schema"].removeprefix(f"{NAME}/"), "tool_use_id": result["call_id"],
+                "content": parts[0]["value"]}
+    out: dict[str, Any] = {"type": "mcp_tool_result" if mcp else "tool_result", "tool_use_id": result["call_id"]}
     if len(parts) == 1 and parts[0]["kind"] == "text" and not as_list:
         out["content"] = parts[0]["text"]
     elif len(parts) == 1 and parts[0]["kind"] == "structured" and parts[0]["schema"] == RESULT_OBJECT \

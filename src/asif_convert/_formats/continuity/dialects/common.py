@@ -15,6 +15,11 @@ from asif_convert import ir
 
 PLACEHOLDER = "asif.piece/1"
 REASONING = "asif-convert.private-reasoning/1"  # structured-part schema of private reasoning blocks
+OPAQUE_MEDIA_TYPE = "application/json"  # the resource that holds an opaque block: the block's JSON
+
+# Server identities (Call.server, Result.server) name who ran a tool on the caller's behalf: a
+# provider's own servers ("anthropic") or an MCP server the provider called ("mcp:<server name>").
+# The reader gives each one a participant of kind service and the tool its server_identity.
 
 
 @dataclass
@@ -23,6 +28,7 @@ class Call:
     name: str
     arguments: Any
     status: ir.ArgumentsStatus  # complete | partial
+    server: str | None = None  # who runs the tool when not the caller's runtime (see ``SERVERS``)
 
 
 @dataclass
@@ -30,6 +36,7 @@ class Result:
     call_id: str
     outcome: ir.ToolOutcome  # success | error | unknown
     parts: list[ir.Part]
+    server: str | None = None  # who produced it when not the caller's runtime (see ``SERVERS``)
 
 
 @dataclass
@@ -44,6 +51,7 @@ class Split:
     results: list[Result] = field(default_factory=list)
     resources: list[ir.Resource] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
+    opaque: list[str] = field(default_factory=list)  # block types kept as opaque parts (see ``opaque``)
 
 
 @dataclass
@@ -91,9 +99,58 @@ def embedded(rid: str, media_type: str, data: str) -> ir.Resource | None:
                        bytes=len(raw), sha256=hashlib.sha256(raw).hexdigest())
 
 
+def embedded_text(rid: str, media_type: str, text: str) -> ir.Resource:
+    """An embedded resource for a text the message holds whole (a document given as text)."""
+    raw = text.encode()
+    return ir.Resource(id=rid, media_type=media_type, availability="embedded", purpose="input", text=text,
+                       bytes=len(raw), sha256=hashlib.sha256(raw).hexdigest())
+
+
 def external(rid: str, url: str) -> ir.Resource:
     return ir.Resource(id=rid, media_type="application/octet-stream", availability="external", purpose="input",
                        locator=url, explanation="Referenced by URL in the message; never fetched.")
+
+
+def provider_file(rid: str, file_id: str) -> ir.Resource:
+    """A file the provider stores (its Files API), named by its id: the locator is the id, which
+    holds no ``://`` (how a renderer tells it from a URL)."""
+    return ir.Resource(id=rid, media_type="application/octet-stream", availability="external", purpose="input",
+                       locator=file_id,
+                       explanation="A file stored by the model provider, referenced by its file id; never fetched.")
+
+
+def opaque(out: Split, block: Any, block_type: str, rid: str) -> ir.OpaquePart:
+    """An opaque part for a block the dialect cannot map, in its place: the block's JSON is an
+    embedded resource (ASIF opaque parts name a resource), and ``out.opaque`` lists its type so
+    that the reader reports it. ``block_type`` is the block's own type (``"foo"``, not namespaced)."""
+    text = msgspec.json.encode(block).decode()
+    raw = text.encode()
+    out.resources.append(ir.Resource(id=rid, media_type=OPAQUE_MEDIA_TYPE, availability="embedded",
+                                     purpose="input", text=text, bytes=len(raw),
+                                     sha256=hashlib.sha256(raw).hexdigest()))
+    out.opaque.append(block_type)
+    return ir.OpaquePart(resource_id=rid, semantic_type=f"{out.dialect}/{block_type}",
+                         reason=f"{out.dialect} content block of type {block_type!r}, which the converter does not "
+                                "map; the resource holds it verbatim")
+
+
+def opaque_value(part: dict[str, Any], resources: dict[str, dict[str, Any]]) -> list[Any]:
+    """The block an opaque part holds (ASIF JSON part), as a one-item list; empty when its
+    resource is gone or no longer holds JSON (an edit removed or changed it)."""
+    res = resources.get(part.get("resource_id", ""))
+    if res is None or not isinstance(res.get("text"), str):
+        return []
+    try:
+        return [msgspec.json.decode(res["text"])]
+    except msgspec.DecodeError:
+        return []
+
+
+def block_type(block: Any) -> str:
+    """A block's type for a semantic type and a loss: its ``type`` when that is a non-empty
+    string, else ``?`` (documents are untrusted: a type may be anything)."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    return kind if isinstance(kind, str) and kind else "?"
 
 
 def parse_arguments(text: str) -> tuple[Any, ir.ArgumentsStatus]:

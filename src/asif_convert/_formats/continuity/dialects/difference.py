@@ -58,6 +58,29 @@ def diff(base: Any, target: Any) -> dict[str, Any] | None:
     return {"=": target}
 
 
+def says(difference: dict[str, Any]) -> bool:
+    """Whether ``difference`` holds a text of its own (a non-empty string added or replaced
+    anywhere), something a reader would see in content_json but not in the pieces."""
+    stack: list[Any] = [difference]
+    while stack:
+        step = stack.pop()
+        if "=" in step and _has_text(step["="]):
+            return True
+        stack.extend(step.get("{}", {}).values())
+        stack.extend(step.get("#", {}).values())
+    return False
+
+
+def _has_text(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, dict):
+        return any(_has_text(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_text(v) for v in value)
+    return False
+
+
 def apply(base: Any, difference: dict[str, Any] | None) -> Any:
     """``base`` with ``difference`` applied. Steps that no longer fit (an edit removed the item
     they changed) are skipped: what the pieces say wins over how the original looked."""
