@@ -9,12 +9,17 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given
 
 from asif_convert import Limits, Options, convert
 from asif_convert import _jsonio as jsonio
+from asif_convert._codec import codec_for
 from asif_convert._errors import InvalidInput
 from asif_convert._limits import check_output
 from asif_convert._pipeline import _UNDECODED
+from asif_convert._registry import namespaces
+
+from .strategies import asif_sessions
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTINUITY_FILES = sorted((ROOT / "corpus" / "continuity").glob("*.json"))
@@ -96,3 +101,17 @@ def test_a_package_result_decodes_its_session_document(tmp_path):
     res = convert(data, to="asif", options=Options(validate=False), package=True)
     assert res.output.startswith(b"PK")
     assert res.document == msgspec.json.decode(convert(data, to="asif").output)
+
+
+@given(asif_sessions())
+def test_streamed_dump_and_encode_equal_the_whole_document(doc):
+    """Whatever the session (unknown members, native homes, every event kind), the head without
+    events plus the events dumped one by one encode to the bytes of the whole document."""
+    codec = codec_for(namespaces())
+    ir = codec.load_document(msgspec.json.decode(msgspec.json.encode(doc)))
+    whole = jsonio.encode(codec.dump_document(ir), compact=True)
+    head = codec.dump_document(ir, events=False)
+    streamed, count = jsonio.encode_streamed(head, "events", map(codec.dump_event, ir.events), compact=True,
+                                             limits=Limits(), source="t")
+    assert streamed == whole
+    assert count == len(ir.events)
