@@ -11,6 +11,11 @@ with run/tool events, forks (branches with ``parent_branch_id``, some forked fro
 summary checkpoints at a message or event of their branch, native states and artifacts (one per
 file the agent creates, with the real SHA-256 and size of the created text).
 
+With ``--dense`` it writes the record-dense corpus instead, ``dense-continuity-<S>mb.json``
+(and ``dense-asif-<S>mb.json``): the same session shape with one-line texts, so that about
+1,250 short messages make a compact MB (60,000 messages are about 48 MB) and per-record work, not
+text, sets the pace; seed 11 unless ``--seed`` says otherwise.
+
 With ``--asif`` it also writes ``asif-<S>mb.json``: an ASIF 0.4 session of roughly S MB, made by
 converting (validated) a continuity export generated with the same seed and scaled so that the
 *ASIF* file is about S MB (ASIF is larger than its source: per-record losses, provenance, ...).
@@ -337,19 +342,43 @@ def continuity_export(size_bytes: int, seed: int = 7) -> dict[str, Any]:
     return _Session(seed, size_bytes).build()
 
 
+def dense_export(size_bytes: int | None = None, seed: int = 11, messages: int | None = None) -> dict[str, Any]:
+    """A record-dense export: the session shape above (both dialects, forks, some from forks)
+    with one-line texts, so that records, not text, make its size; grown until it holds
+    ``messages`` messages, or until it is about ``size_bytes`` indented (short records indent
+    to about 1.41x their compact size; 60,000 messages are about 48 MB compact)."""
+    session = _Session(seed, 1 << 62)
+    session.text.prose = lambda lo, hi: session.text._sentence()[:40]  # type: ignore[method-assign]
+    session.text.output = lambda lo, hi: session.text.lines[0][:40]  # type: ignore[method-assign]
+    session.target = 0
+    budget = size_bytes / 1.41 if size_bytes is not None else 0  # compact bytes that indent to about the size
+    branch, fork_left = session.main, 0
+    while (len(session.messages) < messages) if messages is not None else (session.size < budget):
+        if fork_left == 0:
+            branch = session.main
+            if session.n_run > 2 and session.rng.random() < 0.04:
+                branch, fork_left = session.fork(), session.rng.randint(1, 4)
+        else:
+            fork_left -= 1
+        session.run(branch)
+    return session.build()  # size already reached: adds the session and returns the records
+
+
 def encode(doc: Any, compact: bool = False) -> bytes:
     data = msgspec.json.encode(doc)
     return (data if compact else msgspec.json.format(data, indent=2)) + b"\n"
 
 
-def asif_document(size_bytes: int, seed: int = 7, compact: bool = False) -> bytes:
-    """An ASIF document of about ``size_bytes``: a continuity export scaled by the measured
-    expansion of conversion, then converted (with output validation)."""
+def asif_document(size_bytes: int, seed: int = 7, compact: bool = False, dense: bool = False) -> bytes:
+    """An ASIF document of about ``size_bytes``: a continuity export (record-dense with
+    ``dense``) scaled by the measured expansion of conversion, then converted (with output
+    validation)."""
     from asif_convert import Options, convert
 
-    probe = encode(continuity_export(min(size_bytes, MB), seed), compact)
+    export = dense_export if dense else continuity_export
+    probe = encode(export(min(size_bytes, MB), seed), compact)
     grow = len(convert(probe, to="asif", compact=compact).output) / len(probe)
-    source = encode(continuity_export(int(size_bytes / grow), seed), compact)
+    source = encode(export(int(size_bytes / grow), seed), compact)
     return convert(source, to="asif", options=Options(validate=True), compact=compact).output
 
 
@@ -366,20 +395,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--asif", action="store_true", help="also write asif-<S>mb.json (made by conversion)")
     ap.add_argument("--no-continuity", action="store_true", help="write only the ASIF documents")
     ap.add_argument("--compact", action="store_true", help="one-line JSON instead of 2-space indentation")
+    ap.add_argument("--dense", action="store_true",
+                    help="the record-dense corpus instead (dense-continuity-<S>mb.json, dense-asif-<S>mb.json)")
     args = ap.parse_args(argv)
+    seed = args.seed if not args.dense or args.seed != 7 else 11  # each corpus keeps its own default seed
+    prefix = "dense-" if args.dense else ""
+    export = dense_export if args.dense else continuity_export
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for mb in args.sizes:
         started = time.perf_counter()
         if not args.no_continuity:
-            path = out / f"continuity-{_label(mb)}mb.json"
-            data = encode(continuity_export(int(mb * MB), args.seed), args.compact)
+            path = out / f"{prefix}continuity-{_label(mb)}mb.json"
+            data = encode(export(int(mb * MB), seed), args.compact)
             path.write_bytes(data)
             print(f"{path}: {len(data) / MB:.1f} MB in {time.perf_counter() - started:.1f}s", file=sys.stderr)
         if args.asif:
             started = time.perf_counter()
-            path = out / f"asif-{_label(mb)}mb.json"
-            data = asif_document(int(mb * MB), args.seed, args.compact)
+            path = out / f"{prefix}asif-{_label(mb)}mb.json"
+            data = asif_document(int(mb * MB), seed, args.compact, dense=args.dense)
             path.write_bytes(data)
             print(f"{path}: {len(data) / MB:.1f} MB in {time.perf_counter() - started:.1f}s", file=sys.stderr)
     return 0

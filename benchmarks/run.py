@@ -89,7 +89,7 @@ def worker(config: str, path: str, target: str, reps: int, indent: bool) -> dict
     from asif_convert._validation.continuity import referential_problems
     from asif_convert._validation.semantic import check_semantics
 
-    kind = "asif" if Path(path).name.startswith("asif") else "continuity"
+    kind = "asif" if Path(path).name.removeprefix("dense-").startswith("asif") else "continuity"
     schema = schemas.ASIF_SCHEMA if kind == "asif" else schemas.CONTINUITY_SCHEMA
 
     # warm-up: compile validators, load mapping tables, fill the codec's plan caches
@@ -170,12 +170,13 @@ def _env(src: str | None) -> dict[str, str]:
     return env
 
 
-def ensure_files(sizes: list[float], data: Path, seed: int, src: str | None) -> None:
+def ensure_files(sizes: list[float], data: Path, seed: int, src: str | None, prefix: str = "") -> None:
     for mb in sizes:
-        need = [k for k in ("continuity", "asif") if not (data / f"{k}-{_label(mb)}mb.json").exists()]
+        need = [k for k in ("continuity", "asif") if not (data / f"{prefix}{k}-{_label(mb)}mb.json").exists()]
         if not need:
             continue
-        cmd = [sys.executable, str(HERE / "generate.py"), f"{mb:g}", "--out", str(data), "--seed", str(seed)]
+        cmd = [sys.executable, str(HERE / "generate.py"), f"{mb:g}", "--out", str(data)]
+        cmd += ["--dense"] if prefix else ["--seed", str(seed)]
         if "asif" in need:
             cmd.append("--asif")
         if "continuity" not in need:
@@ -205,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--directions", default="all", help="comma list of from-continuity, to-continuity")
     ap.add_argument("--data", default=str(HERE / "data"), help="folder of generated files (default benchmarks/data)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--dense", action="store_true", help="the record-dense corpus (dense-*.json, generate.py --dense)")
     ap.add_argument("--reps-small", type=int, default=5, help="repetitions (median) for files < 50 MB")
     ap.add_argument("--reps-large", type=int, default=1, help="repetitions for files >= 50 MB")
     ap.add_argument("--pyjsonschema-max-mb", type=float, default=10, help="run python-jsonschema up to this size")
@@ -232,13 +234,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown configs: {', '.join(sorted(unknown))}")
     directions = list(DIRECTIONS) if args.directions == "all" else args.directions.split(",")
     data = Path(args.data)
-    ensure_files(args.sizes, data, args.seed, args.src)
+    prefix = "dense-" if args.dense else ""
+    ensure_files(args.sizes, data, args.seed, args.src, prefix)
 
     results = []
     for mb in args.sizes:
         for direction in directions:
             source, target = DIRECTIONS[direction]
-            path = data / f"{source}-{_label(mb)}mb.json"
+            path = data / f"{prefix}{source}-{_label(mb)}mb.json"
             size = path.stat().st_size
             reps = args.reps_small if size < 50 * MB else args.reps_large
             for config in configs:

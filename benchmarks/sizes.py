@@ -94,23 +94,8 @@ def to_continuity(name: str, doc: Any) -> dict[str, Any]:
 
 
 def dense_export(messages: int, seed: int = 11) -> dict[str, Any]:
-    """A record-dense export: the benchmark generator's session shape with one-line texts,
-    grown until it holds ``messages`` messages."""
-    session = generate._Session(seed, 1 << 62)
-    session.text.prose = lambda lo, hi: session.text._sentence()[:40]  # type: ignore[method-assign]
-    session.text.output = lambda lo, hi: session.text.lines[0][:40]  # type: ignore[method-assign]
-    session.target = 0
-    branch, fork_left = session.main, 0
-    while len(session.messages) < messages:
-        if fork_left == 0:
-            branch = session.main
-            if session.n_run > 2 and session.rng.random() < 0.04:
-                branch, fork_left = session.fork(), session.rng.randint(1, 4)
-        else:
-            fork_left -= 1
-        session.run(branch)
-    doc = session.build()  # size already reached: adds the session and returns the records
-    return doc
+    """A record-dense export (``generate.dense_export``) of ``messages`` short messages."""
+    return generate.dense_export(seed=seed, messages=messages)
 
 
 def main(argv: list[str] | None = None) -> int:

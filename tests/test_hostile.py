@@ -390,6 +390,19 @@ def test_nesting_inside_a_session(tmp_path):
     converted(tmp_path, doc)
 
 
+def test_output_limits_hold_without_output_validation(tmp_path):
+    """--no-validate encodes the events a slice at a time instead of building the whole output:
+    the limits still bind each event, named by its path in the whole document."""
+    doc = load(CHAT)
+    doc["messages"][0]["content_json"] = json.loads("[" * 253 + "]" * 253)
+    refused(tmp_path, dumps(doc), "/events/0/data/parts/1/value" + "/0" * 250,
+            "in the output: arrays and objects are nested more than 256 levels deep here (--max-depth 256), so it "
+            "could not be read back with the same limits; raise --max-depth to convert this input", "--no-validate",
+            rule="limit")
+    doc["messages"][0]["content_json"] = json.loads("[" * 250 + "]" * 250)
+    converted(tmp_path, doc, "from-continuity", "--no-validate")
+
+
 def test_what_asif_convert_writes_reads_back_with_the_same_limits(tmp_path):
     """Every command that reads documents takes the limits, and reads back what a conversion
     under those limits wrote."""
@@ -884,3 +897,42 @@ def test_empty_tool_ids_stay_in_the_message(tmp_path, where):
     output, _ = converted(tmp_path, doc)
     assert all(e["data"].get("call_id") != "" for e in output["events"] if e["kind"] in ("tool_call", "tool_result"))
     assert json.loads(convert(dumps(output), to="continuity").output) == doc  # and the export comes back exactly
+
+
+# -- --trusted-input: the value checks traded for speed, by name only -----------------------------
+
+def test_trusted_input_skips_the_value_checks_and_only_when_asked(tmp_path):
+    """The default refuses a duplicate key; --trusted-input takes the producer's word for it (msgspec
+    keeps the last value). What the conversion writes is still checked: an integer beyond 2^53
+    is refused in the output, never written."""
+    doc = load(TOOLS)
+    doc["events"][0]["payload"] = {"tool": "bash"}
+    data = dumps(doc).replace(b'"payload": {"tool": "bash"}', b'"payload": {"tool": "bash", "tool": "sh"}')
+    refused(tmp_path, data, "/events/0/payload/tool", "appears more than once", "--no-validate", rule="json")
+    output, _ = converted(tmp_path, data, "from-continuity", "--trusted-input")
+    assert json.dumps(output).count('"sh"') >= 1 and '"tool": "bash"' not in json.dumps(output)
+    doc["events"][0]["payload"] = {"ts": 2**60}
+    for flags in ((), ("--no-validate",)):
+        refused(tmp_path, dumps(doc), "/events/1/data/value/payload/ts", "in the output: the integer",
+                "--trusted-input", *flags, rule="json")
+
+
+@pytest.mark.parametrize("depth", [DEPTH_CEILING - 20, DEPTH_CEILING + 50, 700, 990, 5000])
+@pytest.mark.parametrize("command", ["from-continuity", "to-continuity"])
+def test_trusted_input_nested_deeply_is_refused_or_converted_never_a_crash(tmp_path, depth, command):
+    """Without the depth check, nesting is bounded by msgspec's recursion guard and by the
+    checks on the output: a refusal (exit 1) or a conversion, never exit 3."""
+    if command == "from-continuity":
+        doc = load(CHAT)
+        doc["messages"][0]["content_json"] = "@@"
+    else:
+        doc = json.loads(SESSION.read_bytes())
+        doc["events"][0]["data"]["deep"] = "@@"
+    data = dumps(doc).replace(b'"@@"', b"[" * depth + b"]" * depth, 1)
+    src = tmp_path / "in.json"
+    src.write_bytes(data)
+    for flags in ((), ("--no-validate",)):
+        res = invoke(command, src, "-o", tmp_path / "out.json", "--trusted-input", "--max-depth", "400", *flags)
+        assert res.exit_code in (0, 1), res.stderr
+        if res.exit_code == 1:
+            assert "nested" in res.stderr, res.stderr

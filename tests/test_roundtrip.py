@@ -71,7 +71,9 @@ def test_without_residual_every_difference_is_a_loss(asif_doc):
 
 def _covered(path: str, original: dict, back: dict, losses: list[dict]) -> bool:
     """A difference is covered by a loss that names its entity, or the scope it lies in."""
-    steps = re.findall(r"\['([^']*)'\]|\[(\d+)\]", path)
+    # deepdiff quotes a key with single quotes, or double quotes when the key holds one
+    steps = [(single or double, index) for single, double, index in
+             re.findall(r"\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]|\[(\d+)\]", path)]
     top = steps[0][0]
     if top == "losses":
         return True  # the return trip adds its own translation losses

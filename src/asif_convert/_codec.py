@@ -20,6 +20,8 @@ from asif_convert import ir
 UNSET = msgspec.UNSET
 _EVENT_KEYS = ("id", "sequence", "actor_id", "kind", "causes", "provenance", "data", "time",
                "execution_id", "supersedes", "extensions")
+_EVENT_KEY_SET = frozenset(_EVENT_KEYS)
+_REQUIRED_EVENT_KEYS = frozenset(_EVENT_KEYS[:7])
 # Root properties that are whole ASIF-only collections, kept verbatim in ``Document.extras``.
 EXTRA_COLLECTIONS = ("configurations", "environments", "usage", "continuation", "streams", "external_bindings")
 REQUIRED_EXTRAS = ("configurations", "environments")
@@ -38,7 +40,9 @@ class Codec:
 
     # -- IR -> JSON -------------------------------------------------------------------------
 
-    def dump_document(self, doc: ir.Document) -> dict[str, Any]:
+    def dump_document(self, doc: ir.Document, events: bool = True) -> dict[str, Any]:
+        """The document as ASIF JSON; without ``events``, its ``events`` member is an empty list
+        (at its place in the key order), for a caller that dumps them one by one."""
         out: dict[str, Any] = {"asif_version": "0.4"}
         plan = _plan(ir.Document)
         for name, shape in plan.fields:
@@ -46,7 +50,7 @@ class Codec:
                 continue
             value = getattr(doc, name)
             if name == "events":
-                out[name] = [self.dump_event(e) for e in value]
+                out[name] = [self.dump_event(e) for e in value] if events else []
             elif value is not UNSET:
                 out[name] = value if shape is _JSON else self._dump_value(shape, value)
         for name in REQUIRED_EXTRAS:
@@ -151,16 +155,22 @@ class Codec:
             causes=[self._load(ir.EventRef, c) for c in raw["causes"]],
             provenance=self._load(ir.Provenance, raw["provenance"]),
         )
-        for name, cls in (("time", None), ("execution_id", None), ("supersedes", ir.EventRef)):
-            if name in raw:
-                setattr(ev, name, self._load(cls, raw[name]) if cls else raw[name])
-        if "extensions" in raw:
-            ext = raw["extensions"]
-            ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
-            rest = {k: v for k, v in ext.items() if k not in self.namespaces}
-            if rest or not ev.native:  # an empty map is kept; one holding only native homes is implied
-                ev.annotations = rest
-        ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEYS}
+        keys = raw.keys()
+        if not keys <= _REQUIRED_EVENT_KEYS:  # (set operations on the keys: one C call per event)
+            if "time" in raw:
+                ev.time = raw["time"]
+            if "execution_id" in raw:
+                ev.execution_id = raw["execution_id"]
+            if "supersedes" in raw:
+                ev.supersedes = self._load(ir.EventRef, raw["supersedes"])
+            if "extensions" in raw:
+                ext = raw["extensions"]
+                ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
+                rest = {k: v for k, v in ext.items() if k not in self.namespaces}
+                if rest or not ev.native:  # an empty map is kept; one holding only native homes is implied
+                    ev.annotations = rest
+            if not keys <= _EVENT_KEY_SET:
+                ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEY_SET}
         return ev
 
     def _load(self, cls: type, raw: Any, tagged: bool = True) -> Any:

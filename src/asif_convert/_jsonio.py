@@ -9,13 +9,22 @@ import re
 import secrets
 import stat
 import sys
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
 import msgspec
 
 from asif_convert._errors import InvalidInput, OutputError, Problem, UsageError
-from asif_convert._limits import Limits, check_size, check_value, deep_nesting_problem, huge_integer_problem
+from asif_convert._limits import (
+    Limits,
+    check_output,
+    check_size,
+    check_value,
+    deep_nesting_problem,
+    huge_integer_problem,
+)
 
 _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
@@ -98,6 +107,39 @@ def encode(doc: Any, *, compact: bool = False) -> bytes:
     if not compact:
         data = msgspec.json.format(data, indent=2)
     return data + b"\n"
+
+
+_SLICE = 2048  # items encoded at a time: large enough that per-slice costs vanish, small next to a session
+
+
+def encode_streamed(head: dict[str, Any], key: str, items: Iterator[Any], *, compact: bool, limits: Limits,
+                    source: str) -> tuple[bytes, int]:
+    """What ``encode`` gives for ``head`` with its (empty) list ``head[key]`` holding ``items``,
+    and how many items there were,
+    made without ever holding all the items as JSON values: they are built, checked against
+    ``limits`` as output (:func:`check_output`) and encoded a slice at a time, and only their
+    bytes are kept. ``head`` is checked too."""
+    names = list(head)
+    split = names.index(key) + 1
+    before = _encoder.encode({name: head[name] for name in names[:split]})
+    after = _encoder.encode({name: head[name] for name in names[split:]})
+    if not before.endswith(b"[]}"):
+        raise ValueError(f"{key!r} must be an empty list in the head")
+    check_output(before + after, head, limits, source)  # (the length of its encoding is what counts)
+    parts = [before[:-2]]  # up to and with the list's "["
+    count = 0
+    while batch := list(islice(items, _SLICE)):
+        encoded = _encoder.encode(batch)
+        check_output(encoded, batch, limits, source, at=(key,), start=count)
+        parts.append((b"," if count else b"") + encoded[1:-1])
+        count += len(batch)
+        del batch
+    parts.append(b"]," + after[1:] if after != b"{}" else b"]}")
+    data = b"".join(parts)
+    del parts
+    if not compact:
+        data = msgspec.json.format(data, indent=2)
+    return data + b"\n", count
 
 
 def read_input(path: str, limits: Limits | None = None) -> tuple[bytes, str]:

@@ -58,12 +58,19 @@ class Limits:
     max_bytes: int = 512 * MiB
     max_depth: int = 256
     max_string: int = 64 * MiB
+    # For input its producer vouches for (``--trusted-input``): the value checks on the decoded
+    # input (depth, integers, string lengths, duplicate keys) are skipped, about a msgspec decode's
+    # worth of time. The size, strict JSON, the schema and every check on the output still hold;
+    # input nested beyond what the conversion can recurse is then refused without its path.
+    trusted: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_depth", "max_string"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if not isinstance(self.trusted, bool):
+            raise ValueError(f"trusted must be True or False, not {self.trusted!r}")
         if self.max_depth > DEPTH_CEILING:
             raise ValueError(f"max_depth {self.max_depth} is above {DEPTH_CEILING}, the deepest nesting "
                              "asif-convert can convert safely")
@@ -104,7 +111,9 @@ _IS_INT = frozenset({int}).__contains__  # bool is its own type: not counted
 def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
     """Refuse ``doc`` (decoded from ``data``) when it is nested too deeply, holds an integer
     beyond ±(2^53 − 1) or a string longer than the limit, or when ``data`` has an object with
-    a key twice. Raises ``InvalidInput`` naming the JSON path."""
+    a key twice. Raises ``InvalidInput`` naming the JSON path. Trusted input is not checked."""
+    if limits.trusted:
+        return
     # A string of n characters takes at least n bytes of the file: a small file cannot hold one.
     strings = len(data) > limits.max_string
     found = _walk(doc, limits, strings)
@@ -116,7 +125,8 @@ def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
             raise InvalidInput([problem], source)
 
 
-def check_output(data: bytes, doc: Any, limits: Limits, source: str) -> None:
+def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[str, ...] = (),
+                 start: int = 0) -> None:
     """Refuse to write an output (``doc``, encoded as ``data``) whose structure could not be read
     back under the limits it was written with: a conversion adds levels (an ASIF event holds a
     continuity message's content three levels down, a residual holds ASIF values deeper still)
@@ -126,10 +136,13 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str) -> None:
 
     ``max_bytes`` is not checked here: it caps the memory a reading takes, and the other format
     may simply be larger (an ASIF session is several times its export); the command line says
-    when reading the output back needs a larger ``--max-bytes``."""
-    found = _walk(doc, limits, len(data) > limits.max_string)
+    when reading the output back needs a larger ``--max-bytes``.
+
+    ``doc`` may also be a slice of a list of the output (encoded as ``data``): the list at path
+    ``at``, the slice's first item at index ``start`` of it, checked as part of the whole."""
+    found = _walk(doc, limits, len(data) > limits.max_string, len(at))
     if found is not None:
-        problem = _locate(doc, found, limits)
+        problem = _locate(doc, found, limits, at, start)
         flag = {"depth": "--max-depth", "string": "--max-string"}.get(found)
         advice = f"; raise {flag} to convert this input" if flag else ""
         raise InvalidInput([Problem(rule=problem.rule, path=problem.path,
@@ -137,10 +150,11 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str) -> None:
                                             f"with the same limits{advice}")], source)
 
 
-def _walk(doc: Any, limits: Limits, strings: bool) -> str | None:
-    """Breadth-first over the containers, one level per step; returns what is wrong, if anything."""
+def _walk(doc: Any, limits: Limits, strings: bool, level: int = 0) -> str | None:
+    """Breadth-first over the containers, one level per step; returns what is wrong, if anything.
+    ``doc`` is at depth ``level`` of its document (0: it is the document)."""
     frontier = [doc]
-    depth = -1  # the root value is level 0; the root container holds level 1
+    depth = level - 1  # the root value is level 0; the root container holds level 1
     while frontier:
         types = list(map(type, frontier))
         ints = list(compress(frontier, map(_IS_INT, types)))
@@ -161,9 +175,13 @@ def _walk(doc: Any, limits: Limits, strings: bool) -> str | None:
     return None
 
 
-def _locate(doc: Any, what: str, limits: Limits) -> Problem:
-    """The first value (depth-first, in document order) that fails check ``what``, as a Problem."""
-    stack: list[tuple[Any, tuple]] = [(doc, ())]
+def _locate(doc: Any, what: str, limits: Limits, at: tuple = (), start: int = 0) -> Problem:
+    """The first value (depth-first, in document order) that fails check ``what``, as a Problem.
+    ``doc`` is at path ``at`` of its document; when that is a list slice, its first item is at
+    index ``start``."""
+    stack: list[tuple[Any, tuple]] = [(doc, at)]
+    if at and type(doc) is list and len(at) < limits.max_depth:  # its items, at their indices in the whole list
+        stack = [(v, (*at, start + i)) for i, v in reversed(list(enumerate(doc)))]
     while stack:
         value, path = stack.pop()
         kind = type(value)

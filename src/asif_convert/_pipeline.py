@@ -26,10 +26,12 @@ from asif_convert.plugin import Context, Format, Options
 FATAL_RULES = frozenset({"json", "schema", "io", "format"})
 
 
+_UNDECODED: Any = object()
+
+
 @dataclass
 class Result:
     output: bytes
-    document: Any  # the output as JSON values
     source_format: str
     target_format: str
     losses: list[ir.Loss]
@@ -38,6 +40,17 @@ class Result:
     artifacts: dict[str, bytes] = field(default_factory=dict)  # embedded files, by their original location
     # what each path asked of the artifacts folder gave, in order (see _artifacts.reads_digest)
     artifact_reads: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # the length of each list member of the output's root
+    _document: Any = field(default=_UNDECODED, repr=False)
+    _json: bytes | None = field(default=None, repr=False)  # a package's session document, when output is the package
+
+    @property
+    def document(self) -> Any:
+        """The output as JSON values: decoded from its bytes on first use (a conversion need not
+        hold them beside the bytes, and the command line never asks for them)."""
+        if self._document is _UNDECODED:
+            self._document = msgspec.json.decode(self._json if self._json is not None else self.output)
+        return self._document
 
     def loss_counts(self) -> Counter[str]:
         return Counter(loss.kind for loss in self.losses)
@@ -254,8 +267,10 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         else:
             ctx.source_document = source_reference(found.data, name,
                                                    member="session.json" if is_package(found.data) else None)
+    input_bytes = found.data if source_doc is not None else None
+    found.data = None  # read from here on as decoded values: the bytes need not stay while the IR is built
     doc = src.read(raw, ctx)
-    files, input_bytes = found.files, found.data
+    files = found.files
     del raw, found  # the decoded input is no longer needed: let it go before the output is built
     files = {**files, **(ctx.files.served if ctx.files else {})}
     if source_doc is not None:
@@ -264,30 +279,54 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
             files[source_doc.path] = input_bytes
     ctx.embedded = files
     artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
-    out = dst.write(doc, ctx)
-    del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
-    if options.validate:
-        bad = [p for p in dst.validate(out) if p.severity == "error"]
-        if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:
-            raise InvalidInput(problems, name)  # the input's own problems, carried into the output: not a bug
-        if bad and ctx.carries_target_records:
-            raise InvalidInput([msgspec.structs.replace(p, message=f"{p.message} (in the {dst.name} records the "
-                                                                    "input carries, as converted)") for p in bad], name)
-        if bad:
-            who = "asif-convert" if dst in BUILTINS else f"the {dst.name} format plugin ({type(dst).__module__})"
-            raise InternalError(f"{who} produced an invalid {dst.name} document from {name} "
-                                f"({len(bad)} problems, first {bad[0].render()}); nothing was written. "
-                                f"Please report this bug{'' if dst in BUILTINS else ' to its authors'}.", bad)
-    losses = ctx.losses()
-    _apply_loss_policy(losses, options, name)
-    output = jsonio.encode(out, compact=compact)
-    check_output(output, out, limits, name)  # what we write must read back under these limits
+    streamed = None if options.validate else getattr(dst, "write_streamed", None)
+    if streamed is not None:  # the output is encoded as it is built: it never exists whole as JSON values
+        out, key, items = streamed(doc, ctx)
+        del doc  # the items hold what they still need of the IR
+        losses = ctx.losses()
+        _apply_loss_policy(losses, options, name)
+        output, count = jsonio.encode_streamed(out, key, items, compact=compact, limits=limits, source=name)
+        del items
+        counts, document = {**_counts(out), key: count}, _UNDECODED
+    else:
+        out = dst.write(doc, ctx)
+        del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
+        if options.validate:
+            _check_written(dst, out, problems, ctx, name)
+        losses = ctx.losses()
+        _apply_loss_policy(losses, options, name)
+        output = jsonio.encode(out, compact=compact)
+        check_output(output, out, limits, name)  # what we write must read back under these limits
+        counts, document = _counts(out), out
     embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
+    session = None
     if package:
+        session = output
         output = write_package(output, packaged_files(out, files, name, ctx.files))
-    return Result(output=output, document=out, source_format=src.name, target_format=dst.name, losses=losses,
+    return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
                   warnings=problems, files=embedded, artifacts=artifacts,
-                  artifact_reads=dict(ctx.files.log) if ctx.files else {})
+                  artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
+                  _json=session if document is _UNDECODED else None)
+
+
+def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context, name: str) -> None:
+    """Output validation: an invalid output is the input's fault when it carries the input's own
+    problems or records of the target format, else a bug of the writer."""
+    bad = [p for p in dst.validate(out) if p.severity == "error"]
+    if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:
+        raise InvalidInput(problems, name)  # the input's own problems, carried into the output: not a bug
+    if bad and ctx.carries_target_records:
+        raise InvalidInput([msgspec.structs.replace(p, message=f"{p.message} (in the {dst.name} records the "
+                                                                "input carries, as converted)") for p in bad], name)
+    if bad:
+        who = "asif-convert" if dst in BUILTINS else f"the {dst.name} format plugin ({type(dst).__module__})"
+        raise InternalError(f"{who} produced an invalid {dst.name} document from {name} "
+                            f"({len(bad)} problems, first {bad[0].render()}); nothing was written. "
+                            f"Please report this bug{'' if dst in BUILTINS else ' to its authors'}.", bad)
+
+
+def _counts(doc: Any) -> dict[str, int]:
+    return {k: len(v) for k, v in doc.items() if isinstance(v, list)} if isinstance(doc, dict) else {}
 
 
 def _copy(found: _Input, problems: list[Problem], options: Options, compact: bool, limits: Limits,
@@ -305,8 +344,8 @@ def _copy(found: _Input, problems: list[Problem], options: Options, compact: boo
         if fmt.name == "asif" else {}
     if package:
         output = write_package(output, packaged_files(raw, found.files, name))
-    return Result(output=output, document=raw, source_format=fmt.name, target_format=fmt.name, losses=[],
-                  warnings=problems, files=embedded)
+    return Result(output=output, source_format=fmt.name, target_format=fmt.name, losses=[],
+                  warnings=problems, files=embedded, counts=_counts(raw), _document=raw)
 
 
 def _path_resources(doc: dict[str, Any]) -> dict[str, int]:

@@ -71,6 +71,10 @@ MaxBytesOpt = Annotated[int, typer.Option(
 MaxDepthOpt = Annotated[int, typer.Option(
     "--max-depth", metavar="N", min=1, max=DEPTH_CEILING,
     help=f"Refuse inputs whose arrays and objects nest deeper than this (at most {DEPTH_CEILING}).")]
+TrustedInputOpt = Annotated[bool, typer.Option(
+    "--trusted-input", help="Skip the checks of depth, integer range, string length and duplicate keys on the "
+                            "input (its producer vouches for it); size, JSON syntax, schema and output checks "
+                            "still apply.")]
 MaxStringOpt = Annotated[int, typer.Option(
     "--max-string", metavar="SIZE", parser=size_option, show_default=f"{DEFAULT_LIMITS.max_string >> 20}M",
     help="Refuse inputs with a string (or key) longer than this many characters.")]
@@ -105,8 +109,8 @@ def build_options(*, strict: bool, no_validate: bool, on_loss: LossPolicy, fail_
                    fail_on=frozenset(fail_on or ()))
 
 
-def build_limits(max_bytes: int, max_depth: int, max_string: int) -> Limits:
-    return Limits(max_bytes=max_bytes, max_depth=max_depth, max_string=max_string)
+def build_limits(max_bytes: int, max_depth: int, max_string: int, trusted: bool = False) -> Limits:
+    return Limits(max_bytes=max_bytes, max_depth=max_depth, max_string=max_string, trusted=trusted)
 
 
 def _fail(exc: ConversionError) -> typer.Exit:

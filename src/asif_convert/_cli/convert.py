@@ -30,6 +30,7 @@ from asif_convert._cli.common import (
     ReportOpt,
     StrictOpt,
     ToOpt,
+    TrustedInputOpt,
     build_limits,
     build_options,
     check_formats,
@@ -78,12 +79,12 @@ def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt
                     max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False,
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL, force: ForceOpt = False,
-                    source_pointers: SourcePointersOpt = False) -> None:
+                    source_pointers: SourcePointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on),
                    artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
                    artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
-    limits = build_limits(max_bytes, max_depth, max_string)
+    limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
                        compact=compact, limits=limits, command="from-continuity", package=package, force=force))
 
@@ -93,11 +94,12 @@ def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt =
                   on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
                   max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
                   max_string: MaxStringOpt = LIM.max_string, artifacts_out: ArtifactsOutOpt = None,
-                  force: ForceOpt = False, source_pointers: BackPointersOpt = False) -> None:
+                  force: ForceOpt = False, source_pointers: BackPointersOpt = False,
+                  trusted_input: TrustedInputOpt = False) -> None:
     """Convert an ASIF 0.4 session (or package) into an agent-continuity export."""
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                                  no_residual=no_residual), source_pointers=source_pointers)
-    limits = build_limits(max_bytes, max_depth, max_string)
+    limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
                        compact=compact, limits=limits, command="to-continuity", artifacts_out=artifacts_out,
                        force=force))
@@ -112,14 +114,14 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
                     artifacts_out: ArtifactsOutOpt = None, force: ForceOpt = False,
-                    source_pointers: BothPointersOpt = False) -> None:
+                    source_pointers: BothPointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     check_formats(to, source)
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                                  no_residual=no_residual),
                    artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
                    artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
-    limits = build_limits(max_bytes, max_depth, max_string)
+    limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
                        limits=limits, package=package, artifacts_out=artifacts_out, force=force))
 
@@ -132,7 +134,10 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
          options: Options, compact: bool, limits: Limits, command: str = "convert", package: bool = False,
          artifacts_out: Path | None = None, force: bool = False) -> None:
     jsonio.check_paths(input_path, output, report)
-    data, name = jsonio.read_input(input_path, limits)
+    # A file is read by convert() itself, which lets its bytes go once they are decoded; standard
+    # input is read here.
+    data: bytes | Path = Path(input_path) if input_path != "-" else jsonio.read_input(input_path, limits)[0]
+    name = input_path if input_path != "-" else "<stdin>"
     package = package or output.endswith(PACKAGE_SUFFIX)
     try:
         with gc_paused():
@@ -191,9 +196,8 @@ _UNITS = {"asif": "events", "continuity": "messages"}
 
 def _summary(result: Result, name: str, output: str, on_loss: str) -> str:
     unit = _UNITS.get(result.target_format)
-    doc = result.document
-    if unit is not None and isinstance(doc, dict) and isinstance(doc.get(unit), list):
-        size = f"{len(doc[unit])} {unit}"
+    if unit is not None and unit in result.counts:  # counted as written: the document is never decoded here
+        size = f"{result.counts[unit]} {unit}"
     else:
         size = f"{len(result.output):,} bytes"
     counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))

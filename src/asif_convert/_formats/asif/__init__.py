@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -30,9 +31,22 @@ class AsifFormat:
         return codec_for(ctx.namespaces).load_document(doc)
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
-        known = {loss.id for loss in doc.losses}
-        added = [loss for loss in ctx.losses() if loss.id not in known]
-        return codec_for(ctx.namespaces).dump_document(msgspec.structs.replace(doc, losses=doc.losses + added))
+        return codec_for(ctx.namespaces).dump_document(_with_losses(doc, ctx))
+
+    def write_streamed(self, doc: ir.Document, ctx: Context) -> tuple[dict[str, Any], str, Iterator[Any]]:
+        """What ``write`` builds, as the document without its events (an empty ``events``
+        list in its place), the member's name, and the events one by one: the caller encodes
+        them a slice at a time and never holds the whole output as JSON values."""
+        codec = codec_for(ctx.namespaces)
+        doc = _with_losses(doc, ctx)
+        return codec.dump_document(doc, events=False), "events", map(codec.dump_event, doc.events)
+
+
+def _with_losses(doc: ir.Document, ctx: Context) -> ir.Document:
+    """``doc`` with the conversion's losses after its own."""
+    known = {loss.id for loss in doc.losses}
+    added = [loss for loss in ctx.losses() if loss.id not in known]
+    return msgspec.structs.replace(doc, losses=doc.losses + added)
 
 
 FORMAT = AsifFormat()

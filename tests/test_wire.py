@@ -1,0 +1,117 @@
+"""The output path that never holds the whole output as JSON values: events are built, checked
+against the limits and encoded a slice at a time (``jsonio.encode_streamed``), and
+``Result.document`` is decoded from the bytes only when asked for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given
+
+from asif_convert import Limits, Options, convert
+from asif_convert import _jsonio as jsonio
+from asif_convert._codec import codec_for
+from asif_convert._errors import InvalidInput
+from asif_convert._limits import check_output
+from asif_convert._pipeline import _UNDECODED
+from asif_convert._registry import namespaces
+
+from .strategies import asif_sessions
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTINUITY_FILES = sorted((ROOT / "corpus" / "continuity").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", CONTINUITY_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("compact", [True, False])
+def test_streamed_output_is_byte_for_byte_the_output_built_whole(path, compact):
+    """Without output validation the events are encoded slice by slice; with it the writer's whole
+    tree is validated and encoded at once. The bytes are the same."""
+    data = path.read_bytes()
+    streamed = convert(data, to="asif", options=Options(validate=False), compact=compact)
+    whole = convert(data, to="asif", options=Options(validate=True), compact=compact)
+    assert streamed._document is _UNDECODED  # nothing decoded until asked
+    assert streamed.output == whole.output
+    assert streamed.document == whole.document == json.loads(whole.output)
+    assert streamed.counts == whole.counts
+    assert streamed.counts["events"] == len(whole.document["events"])
+
+
+def test_streamed_encoding_across_many_slices_matches_one_encode():
+    head = {"a": 1, "events": [], "z": {"k": [1, 2]}}
+    items = [{"i": i, "s": "x" * (i % 7)} for i in range(jsonio._SLICE * 2 + 5)]
+    for compact in (True, False):
+        got, count = jsonio.encode_streamed(head, "events", iter(items), compact=compact, limits=Limits(),
+                                            source="t")
+        assert got == jsonio.encode({**head, "events": items}, compact=compact)
+        assert count == len(items)
+    last = {"a": 1, "events": []}  # the list is the head's last member
+    got, _ = jsonio.encode_streamed(last, "events", iter(items[:3]), compact=True, limits=Limits(), source="t")
+    assert got == jsonio.encode({**last, "events": items[:3]}, compact=True)
+    got, count = jsonio.encode_streamed(last, "events", iter(()), compact=True, limits=Limits(), source="t")
+    assert (got, count) == (jsonio.encode(last, compact=True), 0)
+
+
+def _refusal(head, items, limits):
+    with pytest.raises(InvalidInput) as info:
+        jsonio.encode_streamed(head, "events", iter(items), compact=True, limits=limits, source="t")
+    (problem,) = info.value.problems
+    return problem
+
+
+def test_an_item_of_a_late_slice_nested_too_deeply_is_named_by_its_index_in_the_whole_list():
+    at = jsonio._SLICE + 17
+    items = [{"v": 1} for _ in range(at)] + [{"v": json.loads("[" * 8 + "]" * 8)}]
+    # root (1) > events (2) > item (3) > v's arrays from level 4: 8 of them reach level 11
+    problem = _refusal({"events": []}, items, Limits(max_depth=10))
+    assert problem.path == f"/events/{at}/v" + "/0" * 7
+    assert "in the output: arrays and objects are nested more than 10 levels deep" in problem.message
+    with pytest.raises(InvalidInput) as whole:  # what the check of the whole document says
+        check_output(b"", {"events": items}, Limits(max_depth=10), "t")
+    assert whole.value.problems == [problem]
+    jsonio.encode_streamed({"events": []}, "events", iter(items), compact=True, limits=Limits(max_depth=11),
+                           source="t")
+
+
+def test_limits_one_level_deep_still_name_the_list():
+    problem = _refusal({"events": []}, [{"a": 1}], Limits(max_depth=1))
+    assert problem.path == "/events"
+    with pytest.raises(InvalidInput) as whole:
+        check_output(b"", {"events": [{"a": 1}]}, Limits(max_depth=1), "t")
+    assert whole.value.problems == [problem]
+
+
+def test_too_long_strings_are_refused_in_items_and_in_the_head_after_the_list():
+    items = [{"s": "x"} for _ in range(jsonio._SLICE + 3)] + [{"s": "y" * 50}]
+    problem = _refusal({"events": []}, items, Limits(max_string=40))
+    assert (problem.path, problem.rule) == (f"/events/{jsonio._SLICE + 3}/s", "limit")
+    with pytest.raises(InvalidInput) as whole:
+        check_output(b"x" * 41, {"events": items}, Limits(max_string=40), "t")
+    assert whole.value.problems == [problem]
+    # the head's string after the list: the head's own bytes before the list are too few to hold it
+    problem = _refusal({"events": [], "z": "w" * 50}, [], Limits(max_string=40))
+    assert (problem.path, problem.rule) == ("/z", "limit")
+
+
+def test_a_package_result_decodes_its_session_document(tmp_path):
+    data = CONTINUITY_FILES[0].read_bytes()
+    res = convert(data, to="asif", options=Options(validate=False), package=True)
+    assert res.output.startswith(b"PK")
+    assert res.document == msgspec.json.decode(convert(data, to="asif").output)
+
+
+@given(asif_sessions())
+def test_streamed_dump_and_encode_equal_the_whole_document(doc):
+    """Whatever the session (unknown members, native homes, every event kind), the head without
+    events plus the events dumped one by one encode to the bytes of the whole document."""
+    codec = codec_for(namespaces())
+    ir = codec.load_document(msgspec.json.decode(msgspec.json.encode(doc)))
+    whole = jsonio.encode(codec.dump_document(ir), compact=True)
+    head = codec.dump_document(ir, events=False)
+    streamed, count = jsonio.encode_streamed(head, "events", map(codec.dump_event, ir.events), compact=True,
+                                             limits=Limits(), source="t")
+    assert streamed == whole
+    assert count == len(ir.events)
