@@ -75,7 +75,7 @@ vocab_objects = st.dictionaries(_vocab_keys, vocab_json, max_size=3)
 
 @st.composite
 def dialect_content(draw: st.DrawFn) -> Any:
-    """content_json in one of the two dialects, with converter-vocabulary keys put into it."""
+    """content_json in one of the dialects, with converter-vocabulary keys put into it."""
     call_id = draw(st.sampled_from(["call_1", "toolu_1", "c"]))
     content = draw(st.sampled_from([
         [{"type": "text", "text": "hi"}, {"type": "tool_use", "id": call_id, "name": "bash", "input": {"a": 1}}],
@@ -112,10 +112,28 @@ def dialect_content(draw: st.DrawFn) -> Any:
             {"type": "url_citation", "url_citation": {"start_index": 0, "end_index": 5, "title": "t", "url": "u"}}],
          "audio": {"id": "audio_1", "data": "UklGRg==", "expires_at": 1, "transcript": "sunny"},
          "function_call": None, "tool_calls": None},
+        # OpenAI Responses items: one, or a list
+        [{"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": "hm"}]},
+         {"type": "web_search_call", "id": "ws", "status": "completed", "action": {"type": "search", "query": "q"}},
+         {"type": "message", "role": "assistant", "content": [
+             {"type": "output_text", "text": "a", "annotations": []}, {"type": "refusal", "refusal": "no"}]},
+         {"type": "function_call", "call_id": call_id, "name": "f", "arguments": '{"a": 1}'}],
+        {"type": "function_call_output", "call_id": call_id, "output": "done"},
+        [{"role": "user", "content": [{"type": "input_text", "text": "a"}, {"type": "item_reference", "id": "x"}]},
+         {"type": "mcp_approval_request", "id": "mr", "name": "t", "server_label": "s", "arguments": "{}"}],
+        # Google Gen AI contents, in either casing
+        {"role": "model", "parts": [{"text": "t", "thought": True}, {"text": "x", "thought_signature": "c2ln"},
+                                    {"function_call": {"id": call_id, "name": "f", "args": {"a": 1}}},
+                                    {"executable_code": {"code": "1", "language": "PYTHON"}},
+                                    {"code_execution_result": {"outcome": "OUTCOME_OK", "output": "1"}}]},
+        {"role": "user", "parts": [{"functionResponse": {"id": call_id, "name": "f", "response": {"output": 1}}},
+                                   {"inlineData": {"data": "AA==", "mimeType": "image/png"}}, {"future": 1}]},
     ]))
     content = json.loads(json.dumps(content))
     objects = [content] if isinstance(content, dict) else []
-    inner = content if isinstance(content, list) else content.get("tool_calls") or []
+    inner = content if isinstance(content, list) else content.get("tool_calls") or content.get("parts") or []
+    if isinstance(content, dict) and not isinstance(inner, list):
+        inner = []
     objects += [b for b in inner if isinstance(b, dict)]
     for _ in range(draw(st.integers(0, 2))):
         draw(st.sampled_from(objects))[draw(_vocab_keys)] = draw(vocab_json)

@@ -26,7 +26,8 @@ NS = "agent-continuity/1"
 _NOT_TEXT = {"type", "id", "tool_use_id", "tool_call_id", "call_id", "role", "media_type", "mime_type",
              "signature", "data", "file_data", "encrypted_content", "url", "file_id", "format", "detail",
              "cache_control",
-             "name", "status", "model", "stop_reason", "stop_sequence", "service_tier", "object"}
+             "name", "status", "model", "stop_reason", "stop_sequence", "service_tier", "object",
+             "mimeType", "outcome"}  # (Gen AI: a media type in camelCase; a code result's outcome, an enum)
 
 
 def _texts(value: Any, key: str | None = None) -> list[str]:

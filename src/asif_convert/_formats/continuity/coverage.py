@@ -9,7 +9,8 @@ from asif_convert import ir
 from asif_convert._formats.continuity import NAMESPACE
 
 _UNSAID = "The agent-continuity export format does not record {}."
-_DIALECTS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions"}
+_DIALECTS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions",
+             "openai-responses": "OpenAI Responses", "google-genai": "Google Gen AI"}
 
 
 def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
@@ -21,6 +22,10 @@ def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
     # the content dialects the reader recognised (and mapped) in message content_json
     dialects = sorted({_DIALECTS.get(d, d) for ev in doc.events
                        if isinstance(d := ev.native.get(NAMESPACE, {}).get("dialect"), str)})
+    # Where only the first two dialects occur, the wording earlier releases wrote (and their
+    # documents hold) stays, so that those documents still convert back exactly.
+    known = ("Anthropic Messages or OpenAI Chat Completions" if set(dialects) <= set(list(_DIALECTS.values())[:2])
+             else "Anthropic Messages, OpenAI Chat Completions, OpenAI Responses or Google Gen AI")
     synthesized = any(b.native.get(NAMESPACE, {}).get("synthesized") for b in doc.branches)
     natives = [r for r in doc.resources if r.purpose == "native"]
     status: dict[str, tuple[ir.CoverageStatus, str]] = {
@@ -47,9 +52,9 @@ def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
             if doc.extras.get("configurations") else ("unavailable", _UNSAID.format("configurations"))
         ),
         "tools": (
-            ("partial", "Tool calls and results found in message content (Anthropic Messages or OpenAI Chat "
-                        "Completions) or carried as ASIF records are included; tool contracts are unknown "
-                        "(input_schema true), and content in other shapes was not interpreted.")
+            ("partial", f"Tool calls and results found in message content ({known}) or carried as ASIF "
+                        "records are included; tool contracts are unknown (input_schema true), and content in "
+                        "other shapes was not interpreted.")
             if doc.tools or has("tool_call", "tool_result")
             else ("not_inspected", f"Message content in {' and '.join(dialects)} shape was interpreted and holds "
                                    "no tool calls; content in other shapes and continuity events are kept "

@@ -75,6 +75,15 @@ class Style(_State):
     c: list[Count] | UnsetType = UNSET  # openai: calls that are custom tool calls
     v: Count | UnsetType = UNSET  # openai: the part that is the message's audio
     x: Count | UnsetType = UNSET  # openai: the part that is the message's audio transcript
+    u: Literal[1] | UnsetType = UNSET  # openai-responses: one item, not a list
+    i: Annotated[str, Meta(pattern="^[mpcrst]+$")] | UnsetType = UNSET  # openai-responses: item layout
+    j: list[Count] | UnsetType = UNSET  # openai-responses: parts of each message item
+    z: list[Count] | UnsetType = UNSET  # openai-responses: message items whose content is a string
+    t: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each call
+    y: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each result
+    h: Literal[1] | UnsetType = UNSET  # google-genai: the REST API's camelCase
+    d: list[Count] | UnsetType = UNSET  # google-genai: calls whose id the part does not have
+    g: list[Count] | UnsetType = UNSET  # google-genai: code results whose id the part does not have
 
 
 class EventState(_State):
@@ -89,7 +98,7 @@ class EventState(_State):
     sha256: NonEmpty | UnsetType = UNSET
     run_id: Literal[""] | None | UnsetType = UNSET  # a run_id naming no execution, kept as written
     branch_id_absent: Literal[True] | UnsetType = UNSET
-    dialect: Literal["anthropic-messages", "openai-chat"] | UnsetType = UNSET
+    dialect: Literal["anthropic-messages", "openai-chat", "openai-responses", "google-genai"] | UnsetType = UNSET
     style: Style | UnsetType = UNSET
     diff: Difference | UnsetType = UNSET
     template: Any = UNSET  # the first release's form of a dialect message

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from asif_convert._formats.continuity.dialects import anthropic, openai
+from asif_convert._formats.continuity.dialects import anthropic, google_genai, openai, openai_responses
 from asif_convert._formats.continuity.dialects.common import PLACEHOLDER, REASONING, Pieces, Split, fill, members
 
 __all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "fill", "members", "render", "split"]
 
-_DIALECTS = (anthropic, openai)
+# The order settles ties (docs/dialects-detection.md): OpenAI Chat before Responses, so an untyped
+# message both read alike is a Chat message.
+_DIALECTS = (anthropic, openai, openai_responses, google_genai)
 NAMES = tuple(d.NAME for d in _DIALECTS)
 _BY_NAME = {d.NAME: d for d in _DIALECTS}
 
