@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     rows = [to_asif(p.stem, json.loads(p.read_bytes())) for p in sorted((ROOT / "corpus/continuity").glob("*.json"))]
-    corpus = {"name": "corpus (15 exports)", **{k: sum(r[k] for r in rows) for k in
+    corpus = {"name": f"corpus ({len(rows)} exports)", **{k: sum(r[k] for r in rows) for k in
                                                 ("input", "output", "losses", "bookkeeping", "with_keys",
                                                  "loss_references")},
               "bare_ratio": sum(r["bare_ratio"] * r["input"] for r in rows) / sum(r["input"] for r in rows)}
