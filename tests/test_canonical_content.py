@@ -316,3 +316,21 @@ def test_usage_entries_that_name_no_counter_are_left_alone():
                       {**asif["usage"][0], "unit": "a..b", "value": 1},
                       {**asif["usage"][0], "scope": "session", "scope_id": "s", "value": 7}]
     assert back(asif)["messages"][0]["content_json"]["usage"]["input_tokens"] == 12
+
+
+@pytest.mark.parametrize(("text_content", "state"), [
+    ("Paris.", {"text_of": [0]}),  # the answer without its refusal
+    ("Paris.\nI can't help with that.", {"text_of": [0, 1], "text_sep": "\n"}),
+])
+def test_a_text_content_made_of_some_texts_follows_their_edits(text_content, state):
+    doc = export(("assistant", {"role": "assistant", "content": "Paris.", "refusal": "I can't help with that."}))
+    doc["messages"][0]["text_content"] = text_content
+    asif = to_asif(doc)
+    message = event(asif, "message")
+    assert {k: message["extensions"][NS][k] for k in state} == state
+    assert "text_content" not in message["extensions"][NS]
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+    message["data"]["parts"][0]["text"] = "Lyon."
+    rec = back(asif)["messages"][0]
+    assert rec["content_json"]["content"] == "Lyon."
+    assert rec["text_content"] == text_content.replace("Paris.", "Lyon.")

@@ -28,6 +28,7 @@ from asif_convert._formats.continuity import (
     placeholders,
     pointers,
     state,
+    text_content,
 )
 from asif_convert._formats.continuity.coverage import coverage
 from asif_convert._formats.continuity.dialects import difference, usage
@@ -341,12 +342,15 @@ class _Reader:
                                    provenance=_REPORTED, body=body))
             return event_id
 
-        # A text_content that says something no piece shows is visible too: a text part of its own,
-        # after the message's parts, that the writer turns back into text_content.
-        shown = "".join(p.text for p in (*(split.parts or ()), *(q for r in split.results for q in r.parts))
-                        if isinstance(p, ir.TextPart))
+        # text_content is the pieces' texts, some of them, or those joined otherwise (the state
+        # says which); failing that, what says something no piece shows is visible too: a text
+        # part of its own, after the message's parts, that the writer turns back into text_content.
+        texts = [p.text for p in (*(split.parts or ()), *(q for r in split.results for q in r.parts))
+                 if isinstance(p, ir.TextPart)]
+        shown = "".join(texts)
+        picked = text_content.pick(texts, rec["text_content"]) if rec["text_content"] != shown else None
         text_part = None
-        if rec["text_content"] not in shown:
+        if picked is None and rec["text_content"] not in shown:
             split.parts = split.parts if split.parts is not None else []
             text_part = len(split.parts)
             split.parts.append(ir.TextPart(text=rec["text_content"]))
@@ -401,7 +405,11 @@ class _Reader:
         if text_part is not None:
             native["text_part"] = text_part
             self.ledger.add("+text-content-part", "event", anchor.id)
-        elif rec["text_content"] != shown:  # says less than the pieces (or the same in pieces)
+        elif picked is not None:
+            native["text_of"] = picked[0]
+            if picked[1]:
+                native["text_sep"] = picked[1]
+        elif rec["text_content"] != shown:  # says less than the pieces, in no way they show
             native["text_content"] = rec["text_content"]
         anchor.execution_id = self._execution(rec)
         self.message_ids.add(anchor.id)

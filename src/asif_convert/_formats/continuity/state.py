@@ -106,6 +106,8 @@ class EventState(_State):
     role: Literal["user", "assistant", "tool"] | UnsetType = UNSET
     text_content: str | UnsetType = UNSET
     text_part: Annotated[int, Meta(ge=0)] | UnsetType = UNSET  # the message part that shows the record's text_content
+    text_of: list[Annotated[int, Meta(ge=0)]] | UnsetType = UNSET  # the texts text_content joins ...
+    text_sep: Literal["\n", "\n\n", " "] | UnsetType = UNSET  # ... and with what (default: nothing)
 
 
 class ContextState(_State):

@@ -14,7 +14,15 @@ import msgspec
 
 from asif_convert import ir
 from asif_convert._codec import Codec
-from asif_convert._formats.continuity import ASIF_PARTS, CONTENT_SCHEMA, EVENT_TYPE, NAMESPACE, dialects, state
+from asif_convert._formats.continuity import (
+    ASIF_PARTS,
+    CONTENT_SCHEMA,
+    EVENT_TYPE,
+    NAMESPACE,
+    dialects,
+    state,
+    text_content,
+)
 from asif_convert._formats.continuity.dialects import difference, usage
 
 ROLES = ("user", "assistant", "tool")
@@ -42,7 +50,8 @@ _STATES: dict[type, tuple[type[state._State], str | None]] = {
     ir.Context: (state.ContextState, "context"), ir.Resource: (state.ResourceState, "resource"),
 }
 # the keys of a message's state that tie it to the events a dialect split it into
-_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part")
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part",
+               "text_of", "text_sep")
 
 
 class _Writer:
@@ -296,7 +305,10 @@ class _Writer:
                 or not all(isinstance(e.body, ir.ToolResult) for e in events["result"]):
             return None
         group = ([message] if message else []) + events["call"] + events["result"]
-        texts = "".join(p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart))
+        text_list = [p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart)]
+        texts = text_content.join(text_list, n.get("text_of", []), n.get("text_sep", "")) \
+            if "text_of" in n else None
+        texts = "".join(text_list) if texts is None else texts
         calls = [self.codec.dump_body(e.body) for e in events["call"]]
         role = n.get("role") or (message.body.role if message else "assistant" if calls else "tool")  # type: ignore[union-attr]
         results = [self.codec.dump_body(e.body) for e in events["result"]]
