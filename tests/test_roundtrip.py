@@ -14,7 +14,7 @@ from asif_convert._formats.continuity.plugin import _REF_TYPES
 from asif_convert._mapping import load_table
 from asif_convert._registry import get, namespaces
 
-from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES
+from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, ROOT
 
 SCOPES = load_table("asif-to-continuity").meta["scopes"]
 
@@ -179,3 +179,21 @@ def test_referentially_broken_exports_round_trip_faithfully():
                    for r in loss["references"]}
     assert synthesized == {"ghost-parent", "ghost-branch"}
     assert exact(doc, convert(first.output, to="continuity").document) == {}
+
+
+def test_what_an_export_holds_beyond_the_document_its_residual_restores_is_reported():
+    """With a residual, this conversion's losses are those its reading derived that the restored
+    document still says: a native state added to the export is one, and the loss policy sees it."""
+    source = (ROOT / "corpus/continuity/03-anthropic-tools.json").read_bytes()
+    asif = convert(source, to="asif").document
+    asif["events"][0]["data"]["parts"][0]["text"] += " (edited)"
+    export = convert(json.dumps(asif).encode(), to="continuity").document
+    assert "residual/1" in {s["kind"] for s in export["native_states"]}
+    restored = convert(json.dumps(export).encode(), to="asif")
+    export["native_states"].insert(0, {"state_id": "ns-cache", "session_id": export["session"]["session_id"],
+                                       "provider": "anthropic", "kind": "prompt_cache", "payload": {"ttl": "5m"},
+                                       "portable": False, "created_at": "2026-06-01T10:03:00Z"})
+    result = convert(json.dumps(export).encode(), to="asif")
+    added = {loss.id for loss in result.losses} - {loss.id for loss in restored.losses}
+    assert added == {f"translation:native_states[].{f}" for f in ("provider", "kind", "portable", "created_at")}
+    assert {loss.id for loss in result.losses} <= {loss["id"] for loss in result.document["losses"]}

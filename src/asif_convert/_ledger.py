@@ -42,6 +42,16 @@ class Ledger:
             self._built = self._build()
         return list(self._built)
 
+    def absorb(self, other: Ledger, kept: set[str]) -> None:
+        """Take the entries of ``other`` (same table and stage) whose loss id is in ``kept``."""
+        for (entry, refs), loss in zip(other._refs.items(), other.losses(), strict=True):
+            if loss.id not in kept:
+                continue
+            key, _, about = entry.partition(_ABOUT)
+            self.add(key, about=about or None)
+            for ref_type, ref_id in refs:
+                self.add(key, ref_type, ref_id, about=about or None)
+
     def compact(self) -> dict[str, list[list[str]]]:
         """The losses as ``{key: [[type, id], ...]}``: with the same table and kind, ``add``
         rebuilds them exactly (how a conversion's own losses travel in a few bytes)."""

@@ -159,7 +159,8 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
     jsonio.write_output(output, result.output)
     err(summary)
     if result.warnings:
-        err(f"  {len(result.warnings)} input problems were recorded as losses (use --strict to refuse):")
+        count = len(result.warnings)
+        err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")
         for p in result.warnings[:10]:
             err(f"  warning: {p.render()}")
     if len(result.output) > limits.max_bytes:

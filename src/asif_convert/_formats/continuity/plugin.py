@@ -69,6 +69,9 @@ class ContinuityFormat:
         patched = _patched(codec, restored, diff, ctx.options.validate)
         if patched is None:  # a residual that does not fit this export is foreign: read it as data
             return _plain_read(codec, doc, [], ctx.ledger(READ_TABLE), carried, ctx.files, ctx.source_id)
+        # This conversion's losses are those this reading derived that the restored document
+        # still says (what the export holds beyond the document it restores, say).
+        ctx.ledger(READ_TABLE).absorb(ledger, {loss.id for loss in patched.losses})
         return patched
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
@@ -159,7 +162,8 @@ def _losses_said_since(doc: ir.Document, plain: ir.Document) -> ir.Document:
     return msgspec.structs.replace(doc, losses=losses)
 
 
-_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part")
+_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part",
+               "text_of", "text_sep")
 
 
 def _implied_state(doc: ir.Document, plain: ir.Document) -> ir.Document:
