@@ -162,10 +162,6 @@ def _losses_said_since(doc: ir.Document, plain: ir.Document) -> ir.Document:
     return msgspec.structs.replace(doc, losses=losses)
 
 
-_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part",
-               "text_of", "text_sep")
-
-
 def _implied_state(doc: ir.Document, plain: ir.Document) -> ir.Document:
     """``doc`` with each event's continuity state replaced by today's form of it, where the two
     say the same of the export just written: the first release's state of a split message (a
@@ -191,7 +187,7 @@ def _same_state(old: dict[str, Any], new: dict[str, Any]) -> bool:
 
 
 def _without_group(state: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in state.items() if k not in _GROUP_KEYS or k == "text_content"}
+    return {k: v for k, v in state.items() if k not in writer.GROUP_KEYS or k == "text_content"}
 
 
 _FORK_LOSSES = ("translation:fork-point-inferred", "translation:fork-point-unknown")

@@ -50,7 +50,7 @@ _STATES: dict[type, tuple[type[state._State], str | None]] = {
     ir.Context: (state.ContextState, "context"), ir.Resource: (state.ResourceState, "resource"),
 }
 # the keys of a message's state that tie it to the events a dialect split it into
-_GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part",
+GROUP_KEYS = ("dialect", "style", "diff", "template", "members", "role", "text_content", "text_part",
                "text_of", "text_sep")
 
 
@@ -283,7 +283,7 @@ class _Writer:
                     and not any(i in self.groups for i in ids)):
                 group = self._group(n, members, ev.id)
         if group is None:
-            self.states[id(ev)] = {k: v for k, v in n.items() if k not in _GROUP_KEYS}
+            self.states[id(ev)] = {k: v for k, v in n.items() if k not in GROUP_KEYS}
             self.foreign("event", ev.id)
             return
         self.groups[ev.id] = group
