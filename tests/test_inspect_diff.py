@@ -144,3 +144,18 @@ def test_diff_of_deeply_nested_documents_that_differ_is_a_clear_refusal(tmp_path
     res = CliRunner().invoke(app, ["diff", str(a), str(b)])
     assert res.exit_code == 1, res.output
     assert "nested too deeply for diff" in res.stderr and "internal error" not in res.stderr
+
+
+def test_inspect_shows_usage_as_delta_totals_by_unit(tmp_path):
+    doc = json.loads(EXAMPLE.read_bytes())
+    entry = {"scope": "event", "scope_id": doc["events"][0]["id"], "unit": "input_tokens", "value": 1200,
+             "counter": "delta", "provenance": {"mode": "reported", "producer": "p"}}
+    doc["usage"] = [entry, {**entry, "value": 34}, {**entry, "counter": "cumulative", "value": 5000},
+                    {**entry, "unit": "output_tokens", "value": 7}]
+    path = tmp_path / "u.asif.json"
+    path.write_text(json.dumps(doc))
+    s = json.loads(invoke("inspect", path, "--json").stdout)
+    # cumulative counters are never summed
+    assert s["usage"] == {"entries": 4, "delta_totals": {"input_tokens": 1234, "output_tokens": 7}}
+    res = invoke("inspect", path)
+    assert res.exit_code == 0 and "input_tokens 1,234" in res.stdout

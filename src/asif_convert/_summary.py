@@ -61,8 +61,23 @@ def _asif_shape(doc: ir.Document) -> dict[str, Any]:
         },
         "branches": [{"id": b.id, "events": len(b.event_ids), "head": b.head_event_id} for b in doc.branches],
         "resources_by_availability": dict(Counter(r.availability for r in doc.resources)),
+        "usage": _usage(doc.extras.get("usage")),
         "coverage": [{"scope": c.scope, "status": c.status, "detail": c.detail} for c in doc.coverage],
     }
+
+
+def _usage(entries: Any) -> dict[str, Any]:
+    """How many usage entries, and the total of the delta counters by unit (cumulative
+    counters are never summed: ASIF says they must not be)."""
+    totals: dict[str, int | float] = {}
+    listed = entries if isinstance(entries, list) else []
+    for entry in listed:
+        if not isinstance(entry, dict) or entry.get("counter") != "delta" or not isinstance(entry.get("unit"), str):
+            continue
+        value = entry.get("value")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            totals[entry["unit"]] = totals.get(entry["unit"], 0) + value
+    return {"entries": len(listed), "delta_totals": totals}
 
 
 # Record fields worth a breakdown, by collection (an agent-continuity export's; any format's

@@ -110,8 +110,10 @@ def _print_counts(title: str, values: dict[str, Any], extra: dict[str, str] | No
 
 def _print_shape(s: dict[str, Any]) -> None:
     """An ASIF document's counts, branches and coverage (the document's own, or a conversion's)."""
-    _print_counts("Contents", s["counts"], {"resources by availability": ", ".join(
-        f"{k} {v}" for k, v in s["resources_by_availability"].items()) or "—"})
+    _print_counts("Contents", s["counts"], {
+        "resources by availability": ", ".join(f"{k} {v}" for k, v in s["resources_by_availability"].items()) or "—",
+        "usage (delta totals)": ", ".join(f"{k} {v:,}" for k, v in s["usage"]["delta_totals"].items()) or "—",
+    })
     branches = Table("branch", "events", "head", title="Branches", title_justify="left")
     for br in s["branches"]:
         branches.add_row(br["id"], str(br["events"]), br["head"] or "—")
