@@ -42,6 +42,17 @@ json_scalars = st.one_of(
 _JSON: dict[int, st.SearchStrategy[Any]] = {}
 
 
+def json_strings(value: Any, keys: bool = False) -> list[str]:
+    """Every string of a JSON value, depth first (with ``keys``, object keys too)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*([k] if keys else []), *json_strings(v, keys))]
+    if isinstance(value, list):
+        return [s for v in value for s in json_strings(v, keys)]
+    return []
+
+
 def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
     """Any JSON value (built once per size: strategies are costly to rebuild on every draw)."""
     if max_leaves not in _JSON:

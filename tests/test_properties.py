@@ -22,7 +22,7 @@ from asif_convert._codec import Codec, codec_for
 from asif_convert._pipeline import new_context
 from asif_convert._registry import get, namespaces
 
-from .strategies import asif_sessions, continuity_exports, json_values
+from .strategies import asif_sessions, continuity_exports, json_strings, json_values
 from .test_roundtrip import _covered, exact
 
 ASIF = get("asif")
@@ -284,7 +284,7 @@ def mutated(draw: st.DrawFn) -> bytes:
                 parent = doc
                 for step in path[:-1]:
                     parent = parent[step]
-                strings = [v for v in _strings(doc)] + ["nowhere"]
+                strings = [v for v in json_strings(doc)] + ["nowhere"]
                 parent[path[-1]] = draw(st.sampled_from(strings))
         elif how == "delete":
             del parent[key]
@@ -300,16 +300,6 @@ def mutated(draw: st.DrawFn) -> bytes:
         cut = draw(st.integers(0, len(data)))
         data = draw(st.sampled_from([data[:cut], data[:cut] + b"\xff" + data[cut:], b"\xef\xbb\xbf" + data]))
     return data
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def _outcome(data: bytes, to: str, options: Options) -> tuple[str, bytes | str]:

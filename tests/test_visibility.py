@@ -19,6 +19,7 @@ from hypothesis import given, note
 from asif_convert import convert
 
 from .conftest import CONTINUITY_FILES, load_json
+from .strategies import json_strings
 from .test_canonical_content import dialect_messages
 
 NS = "agent-continuity/1"
@@ -48,16 +49,6 @@ def _texts(value: Any, key: str | None = None) -> list[str]:
     return []
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
 def unseen(export: dict[str, Any], asif: dict[str, Any]) -> list[tuple[str, str]]:
     """(message id, text) of every text of the export's messages that ASIF readers cannot see."""
     referenced = {r["id"] for loss in asif["losses"] for r in loss.get("references", ()) if r["type"] == "event"}
@@ -81,7 +72,7 @@ def unseen(export: dict[str, Any], asif: dict[str, Any]) -> list[tuple[str, str]
         # a file the message attaches is an embedded resource its parts name (ASIF: files always
         # use resources), so a document given as text or content blocks is read there
         attached = {p["resource_id"] for e in events for p in e["data"].get("parts", ()) if p["kind"] == "resource"}
-        seen = "\x00".join([*(s for e in events for s in _strings(e["data"])),
+        seen = "\x00".join([*(s for e in events for s in json_strings(e["data"], keys=True)),
                              *(r.get("text", "") for r in asif["resources"] if r["id"] in attached)])
         for text in _texts(rec.get("content_json")) + _texts(rec["text_content"]):
             if text not in seen:

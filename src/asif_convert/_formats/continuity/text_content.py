@@ -29,8 +29,9 @@ def pick(texts: list[str], text: str) -> tuple[list[int], str] | None:
     return None
 
 
-def join(texts: list[str], indices: list[int], sep: str) -> str | None:
-    """The texts at ``indices`` joined by ``sep``; None when an edit removed one of them."""
-    if any(i >= len(texts) for i in indices):
-        return None
+def join(texts: list[str], indices: list[int] | None, sep: str) -> str:
+    """The texts at ``indices`` joined by ``sep``; all of them run together when the state
+    names none, or when an edit removed one it names."""
+    if indices is None or any(i >= len(texts) for i in indices):
+        return "".join(texts)
     return sep.join(texts[i] for i in indices)

@@ -305,10 +305,8 @@ class _Writer:
                 or not all(isinstance(e.body, ir.ToolResult) for e in events["result"]):
             return None
         group = ([message] if message else []) + events["call"] + events["result"]
-        text_list = [p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart)]
-        texts = text_content.join(text_list, n.get("text_of", []), n.get("text_sep", "")) \
-            if "text_of" in n else None
-        texts = "".join(text_list) if texts is None else texts
+        texts = text_content.join([p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart)],
+                                  n.get("text_of"), n.get("text_sep", ""))
         calls = [self.codec.dump_body(e.body) for e in events["call"]]
         role = n.get("role") or (message.body.role if message else "assistant" if calls else "tool")  # type: ignore[union-attr]
         results = [self.codec.dump_body(e.body) for e in events["result"]]
