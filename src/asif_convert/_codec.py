@@ -62,10 +62,11 @@ class Codec:
         return out
 
     def dump_event(self, ev: ir.Event) -> dict[str, Any]:
+        body = ev.body
         out: dict[str, Any] = {
-            "id": ev.id, "sequence": ev.sequence, "actor_id": ev.actor_id, "kind": ev.kind,
-            "causes": [self._dump(c) for c in ev.causes], "provenance": self._dump(ev.provenance),
-            "data": self.dump_body(ev.body),
+            "id": ev.id, "sequence": ev.sequence, "actor_id": ev.actor_id, "kind": body.__struct_config__.tag,
+            "causes": [self._dump(c) for c in ev.causes] if ev.causes else [],
+            "provenance": self._dump(ev.provenance), "data": self._dump(body, tagged=False),
         }
         if ev.time is not UNSET:
             out["time"] = ev.time
@@ -108,7 +109,7 @@ class Codec:
         return self._load(ir.Loss, raw)
 
     def _dump(self, node: ir.Node, tagged: bool = True) -> dict[str, Any]:
-        plan = _plan(type(node))
+        plan = _PLANS.get(node.__class__) or _plan(node.__class__)
         if plan.flat and _no_extras(node, plan):  # msgspec writes exactly what the walk below would, in C
             built: dict[str, Any] = msgspec.to_builtins(node)
             if not tagged and plan.tag is not None:
@@ -237,8 +238,17 @@ class _Plan(typing.NamedTuple):
     flat: bool  # msgspec.to_builtins writes such a node as the walk does, when no node in it has extras
 
 
-@cache
+_PLANS: dict[type, _Plan] = {}  # _plan's results, for the hot paths (a dict lookup, no call)
+
+
 def _plan(cls: type[msgspec.Struct]) -> _Plan:
+    found = _PLANS.get(cls)
+    if found is None:
+        found = _PLANS[cls] = _make_plan(cls)
+    return found
+
+
+def _make_plan(cls: type[msgspec.Struct]) -> _Plan:
     hints = typing.get_type_hints(cls)
     info = {f.name: f for f in msgspec.structs.fields(cls)}
     names = [f for f in cls.__struct_fields__ if f not in ("unknown", "native")]
@@ -267,8 +277,11 @@ def _no_extras(node: ir.Node, plan: _Plan) -> bool:
         value = getattr(node, name)
         if value is UNSET or value is None:
             continue
-        for child in (value if isinstance(value, list) else (value,)):
-            if isinstance(child, list) or not _no_extras(child, _plan(child.__class__)):
+        for child in (value if value.__class__ is list else (value,)):
+            if child.__class__ is list:
+                return False
+            child_plan = _PLANS.get(child.__class__) or _plan(child.__class__)
+            if child.unknown or child.native or (child_plan.nested and not _no_extras(child, child_plan)):
                 return False
     return True
 

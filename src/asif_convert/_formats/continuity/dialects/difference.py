@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from msgspec import UNSET, Struct, UnsetType, field
+from msgspec.json import Encoder
 
 
 class Difference(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -28,16 +29,25 @@ class Difference(Struct, forbid_unknown_fields=True, omit_defaults=True):
     keys: list[str] | UnsetType = field(default=UNSET, name="k")
 
 
-_MISSING = object()
+_encode = Encoder().encode
 
 
 def diff(base: Any, target: Any) -> dict[str, Any] | None:
-    """The difference from ``base`` to ``target`` as JSON, or None when they are equal."""
+    """The difference from ``base`` to ``target`` as JSON, or None when they are equal.
+
+    Most messages are their rendering exactly: equal JSON texts (same values, types, key order)
+    settle that in C, before any walk."""
+    if _encode(base) == _encode(target):
+        return None
+    return _diff(base, target)
+
+
+def _diff(base: Any, target: Any) -> dict[str, Any] | None:
     if isinstance(base, dict) and isinstance(target, dict):
         out: dict[str, Any] = {}
         changed = {}
         for key, value in target.items():
-            sub = diff(base.get(key, _MISSING), value) if key in base else {"=": value}
+            sub = _diff(base[key], value) if key in base else {"=": value}
             if sub is not None:
                 changed[key] = sub
         if changed:
@@ -51,7 +61,7 @@ def diff(base: Any, target: Any) -> dict[str, Any] | None:
         return out or None
     if isinstance(base, list) and isinstance(target, list) and len(base) == len(target):
         items = {str(i): sub for i, (a, b) in enumerate(zip(base, target, strict=True))
-                 if (sub := diff(a, b)) is not None}
+                 if (sub := _diff(a, b)) is not None}
         return {"#": items} if items else None
     if type(base) is type(target) and base == target:  # (1 and 1.0, or true and 1, differ)
         return None
