@@ -1,25 +1,30 @@
 """The output path that never holds the whole output as JSON values: events are built, checked
-against the limits and encoded a slice at a time (``jsonio.encode_streamed``), and
-``Result.document`` is decoded from the bytes only when asked for."""
+against the limits and encoded a slice at a time (``jsonio.StreamedEncoding``), the command
+line writes them to the file as they come, and ``Result.document`` is decoded from the bytes
+only when asked for. The input's records are let go as they are read."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import msgspec
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
 
-from asif_convert import Limits, Options, convert
+from asif_convert import Limits, Options, UsageError, convert
 from asif_convert import _jsonio as jsonio
+from asif_convert._cli.app import app
 from asif_convert._codec import codec_for
 from asif_convert._errors import InvalidInput
 from asif_convert._limits import check_output
-from asif_convert._pipeline import _UNDECODED
-from asif_convert._registry import namespaces
+from asif_convert._pipeline import _UNDECODED, convert_into, new_context
+from asif_convert._registry import get, namespaces
 
-from .strategies import asif_sessions
+from .strategies import asif_sessions, json_values
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTINUITY_FILES = sorted((ROOT / "corpus" / "continuity").glob("*.json"))
@@ -115,3 +120,85 @@ def test_streamed_dump_and_encode_equal_the_whole_document(doc):
                                              limits=Limits(), source="t")
     assert streamed == whole
     assert count == len(ir.events)
+
+
+@given(json_values(), json_values(), st.lists(json_values(), max_size=9), st.integers(1, 4), st.booleans())
+def test_a_streamed_encoding_is_the_whole_encoding_for_any_values_and_slices(a, z, items, size, compact):
+    """Indented output is indented a slice at a time (each slice's lines moved two levels deeper):
+    the bytes are those of indenting the whole, whatever the values, the key order and the slices."""
+    head = {"a": a, "events": [], "z": z}
+    encoding = jsonio.StreamedEncoding(head, "events", iter(items), compact=compact, limits=Limits(), source="t",
+                                       slice_size=size)
+    assert b"".join(encoding) == jsonio.encode({**head, "events": items}, compact=compact)
+    assert encoding.count == len(items)
+
+
+@pytest.mark.parametrize("compact", [True, False], ids=["compact", "indented"])
+def test_the_command_writes_a_streamed_output_as_it_is_made(tmp_path, compact):
+    """Without output validation the command line writes the events to the file as they are
+    encoded; the file holds the library's bytes exactly, and no temp file is left."""
+    path = CONTINUITY_FILES[-1]
+    out = tmp_path / "out.asif.json"
+    flags = ["--no-validate", *(["--compact"] if compact else [])]
+    result = CliRunner().invoke(app, ["from-continuity", str(path), "-o", str(out), *flags])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == convert(path.read_bytes(), to="asif", options=Options(validate=False),
+                                       compact=compact).output
+    assert [p.name for p in tmp_path.iterdir()] == ["out.asif.json"]
+
+
+def test_a_refusal_while_streaming_leaves_no_output_and_no_temp_file(tmp_path, monkeypatch):
+    """An output limit broken in the last events, after earlier slices went to the temp file: the
+    command refuses (exit 1, invalid input) and the folder holds neither the output nor the temp file."""
+    monkeypatch.setattr(jsonio, "_SLICE", 2)
+    written = []
+    monkeypatch.setattr(jsonio.PendingOutput, "write", _spy(jsonio.PendingOutput.write, written))
+    export = json.loads(CONTINUITY_FILES[-1].read_text())
+    deep: object = "bottom"
+    for _ in range(58):  # within --max-depth 64 in the export, beyond it in the ASIF output
+        deep = [deep]
+    export["messages"][-1]["content_json"] = {"nested": deep}
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(export))
+    out = tmp_path / "out" / "x.asif.json"
+    out.parent.mkdir()
+    result = CliRunner().invoke(app, ["from-continuity", str(src), "-o", str(out), "--no-validate",
+                                      "--max-depth", "64"])
+    assert result.exit_code == 1, result.output
+    assert "in the output" in result.output
+    assert len(written) > 2  # slices went to the temp file before the refusal
+    assert list(out.parent.iterdir()) == []
+
+
+def _spy(method, calls):
+    def spy(self, data):
+        calls.append(len(data))
+        return method(self, data)
+    return spy
+
+
+def test_a_streamed_result_has_no_document_to_decode():
+    sink = io.BytesIO()
+    res = convert_into(CONTINUITY_FILES[0].read_bytes(), sink, to="asif", options=Options(validate=False))
+    assert res.streamed and res.output == b""
+    assert sink.getvalue() == convert(CONTINUITY_FILES[0].read_bytes(), to="asif",
+                                      options=Options(validate=False)).output
+    with pytest.raises(UsageError, match="sink"):
+        res.document
+    whole = convert_into(CONTINUITY_FILES[0].read_bytes(), sink, to="asif")  # validated: built whole
+    assert not whole.streamed and whole.output
+
+
+def test_reading_lets_the_records_go_only_for_a_conversion():
+    """convert() reads its own decoded copy once, and lets its records go while reading; a
+    format's read() called by anyone else leaves the document whole."""
+    export = json.loads(CONTINUITY_FILES[0].read_text())
+    kept = json.loads(json.dumps(export))
+    convert(export, to="asif")
+    assert export == kept  # the caller's document is never the one released
+    ctx = new_context(Options())
+    get("continuity").read(export, ctx)
+    assert export == kept
+    ctx.release_input = True
+    get("continuity").read(export, ctx)
+    assert export["messages"] == [None] * len(kept["messages"])

@@ -115,31 +115,52 @@ _SLICE = 2048  # items encoded at a time: large enough that per-slice costs vani
 def encode_streamed(head: dict[str, Any], key: str, items: Iterator[Any], *, compact: bool, limits: Limits,
                     source: str) -> tuple[bytes, int]:
     """What ``encode`` gives for ``head`` with its (empty) list ``head[key]`` holding ``items``,
-    and how many items there were,
-    made without ever holding all the items as JSON values: they are built, checked against
-    ``limits`` as output (:func:`check_output`) and encoded a slice at a time, and only their
-    bytes are kept. ``head`` is checked too."""
-    names = list(head)
-    split = names.index(key) + 1
-    before = _encoder.encode({name: head[name] for name in names[:split]})
-    after = _encoder.encode({name: head[name] for name in names[split:]})
-    if not before.endswith(b"[]}"):
-        raise ValueError(f"{key!r} must be an empty list in the head")
-    check_output(before + after, head, limits, source)  # (the length of its encoding is what counts)
-    parts = [before[:-2]]  # up to and with the list's "["
-    count = 0
-    while batch := list(islice(items, _SLICE)):
-        encoded = _encoder.encode(batch)
-        check_output(encoded, batch, limits, source, at=(key,), start=count)
-        parts.append((b"," if count else b"") + encoded[1:-1])
-        count += len(batch)
-        del batch
-    parts.append(b"]," + after[1:] if after != b"{}" else b"]}")
-    data = b"".join(parts)
-    del parts
-    if not compact:
-        data = msgspec.json.format(data, indent=2)
-    return data + b"\n", count
+    and how many items there were (see :class:`StreamedEncoding`)."""
+    encoding = StreamedEncoding(head, key, items, compact=compact, limits=limits, source=source)
+    return b"".join(encoding), encoding.count
+
+
+class StreamedEncoding:
+    """The bytes ``encode`` gives for ``head`` with its (empty) list ``head[key]`` holding
+    ``items``, as pieces, made without ever holding all the items as JSON values, nor (when the
+    pieces go to a file as they come) the whole output: the items are built, checked against
+    ``limits`` as output (:func:`check_output`) and encoded a slice at a time. ``head`` is
+    checked too. ``count`` is the number of items once the pieces are all taken.
+
+    Indented output is indented a slice at a time: a JSON text holds no raw line break inside a
+    string, so moving a slice's lines two levels deeper is adding spaces after each line break."""
+
+    def __init__(self, head: dict[str, Any], key: str, items: Iterator[Any], *, compact: bool, limits: Limits,
+                 source: str, slice_size: int | None = None) -> None:
+        if head.get(key) != []:
+            raise ValueError(f"{key!r} must be an empty list in the head")
+        self.head, self.key, self.items = head, key, items
+        self.compact, self.limits, self.source = compact, limits, source
+        self.slice_size = slice_size or _SLICE
+        self.count = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        head = _encoder.encode(self.head)
+        check_output(head, self.head, self.limits, self.source)  # (the length of its encoding is what counts)
+        if not self.compact:
+            head = msgspec.json.format(head, indent=2)
+        # The list's "]": the head's keys are unique, and none but its own sit at that indentation.
+        empty = (b"" if self.compact else b"\n  ") + _encoder.encode(self.key) + (b":[]" if self.compact else b": []")
+        at = head.index(empty) + len(empty) - 1
+        yield head[:at]
+        rest = head[at + 1:]
+        del head
+        while batch := list(islice(self.items, self.slice_size)):
+            encoded = _encoder.encode(batch)
+            check_output(encoded, batch, self.limits, self.source, at=(self.key,), start=self.count)
+            first, self.count = not self.count, self.count + len(batch)
+            del batch
+            if self.compact:
+                yield (b"" if first else b",") + encoded[1:-1]
+            else:  # "[\n  item,\n  item\n]": the items' lines, two spaces deeper
+                lines = msgspec.json.format(encoded, indent=2)[2:-2].replace(b"\n", b"\n  ")
+                yield (b"\n  " if first else b",\n  ") + lines
+        yield (b"]" if self.compact or not self.count else b"\n  ]") + rest + b"\n"
 
 
 def read_input(path: str, limits: Limits | None = None) -> tuple[bytes, str]:
@@ -205,6 +226,52 @@ def _temp_beside(target: Path) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temp file name", str(target.parent))
+
+
+class PendingOutput:
+    """An output file written in pieces while it is made: a temp file beside the target until
+    :meth:`commit` puts it in place (:meth:`discard` removes it). Nothing shows at the target
+    before the commit, so a failed conversion leaves no partial output. The temp file is
+    created on the first write: a conversion that writes nothing here leaves no trace."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.size = 0  # bytes written so far
+        self._file: IO[bytes] | None = None
+        self._tmp: str | None = None
+
+    @property
+    def used(self) -> bool:
+        return self._tmp is not None
+
+    def write(self, data: bytes) -> None:
+        try:
+            if self._file is None:
+                fd, self._tmp = _temp_beside(Path(self.path))
+                self._file = os.fdopen(fd, "wb")
+            self._file.write(data)
+        except OSError as exc:
+            self.discard()
+            raise OutputError(f"cannot write {self.path}: {exc.strerror} (nothing was written)") from None
+        self.size += len(data)
+
+    def commit(self) -> None:
+        if self._file is None or self._tmp is None:
+            raise ValueError("nothing was written: there is no output to put in place")
+        try:
+            self._file.close()
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            self.discard()
+            raise OutputError(f"cannot write {self.path}: {exc.strerror} (nothing was written)") from None
+        self._file = self._tmp = None
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        if self._tmp is not None:
+            Path(self._tmp).unlink(missing_ok=True)
+        self._file = self._tmp = None
 
 
 def write_output(path: str, data: bytes) -> None:

@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -43,11 +43,14 @@ class Result:
     counts: dict[str, int] = field(default_factory=dict)  # the length of each list member of the output's root
     _document: Any = field(default=_UNDECODED, repr=False)
     _json: bytes | None = field(default=None, repr=False)  # a package's session document, when output is the package
+    streamed: bool = False  # the output went to convert_into's sink: ``output`` is empty
 
     @property
     def document(self) -> Any:
         """The output as JSON values: decoded from its bytes on first use (a conversion need not
         hold them beside the bytes, and the command line never asks for them)."""
+        if self.streamed:
+            raise UsageError("the output went to the sink convert_into() was given: read it from there")
         if self._document is _UNDECODED:
             self._document = msgspec.json.decode(self._json if self._json is not None else self.output)
         return self._document
@@ -224,6 +227,10 @@ def new_context(options: Options) -> Context:
     return Context(options=options, namespaces=namespaces(), files=files)
 
 
+class Sink(Protocol):
+    def write(self, data: bytes, /) -> Any: ...
+
+
 def convert(data: DocumentInput, *, to: str, source: str | None = None, options: Options | None = None,
             name: str = "<input>", compact: bool = False, limits: Limits | None = None,
             package: bool = False) -> Result:
@@ -234,6 +241,18 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     an ASIF package; with ``package`` the output is one (``to`` must be ASIF). A document already
     in the format ``to`` is a checked copy: validated like any input, written back unchanged
     (re-indented or compacted), with no losses."""
+    return convert_into(data, None, to=to, source=source, options=options, name=name, compact=compact,
+                        limits=limits, package=package)
+
+
+def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str | None = None,
+                 options: Options | None = None, name: str = "<input>", compact: bool = False,
+                 limits: Limits | None = None, package: bool = False) -> Result:
+    """:func:`convert`; an output encoded as it is built (a document that is not a package,
+    without output validation) goes piece by piece to ``sink`` instead of ``Result.output``,
+    which is then empty (``Result.streamed`` says so): the output never exists whole in memory.
+    A refusal may come after some pieces: the sink must hold them apart until the end (the
+    command line writes a temp file, renamed once the conversion succeeded)."""
     options = options or Options()
     limits = limits or Limits()
     if not isinstance(options, Options) or not isinstance(limits, Limits):
@@ -255,6 +274,7 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
         return _copy(found, problems, options, compact, limits, package)
 
     ctx = new_context(options)
+    ctx.release_input = True  # read once below, then let go
     source_doc = None
     if options.source_pointers:
         if {src.name, dst.name} != {"continuity", "asif"}:
@@ -279,15 +299,22 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
             files[source_doc.path] = input_bytes
     ctx.embedded = files
     artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
-    streamed = None if options.validate else getattr(dst, "write_streamed", None)
-    if streamed is not None:  # the output is encoded as it is built: it never exists whole as JSON values
-        out, key, items = streamed(doc, ctx)
+    write_streamed = None if options.validate else getattr(dst, "write_streamed", None)
+    streamed = False  # whether the output went to the sink
+    if write_streamed is not None:  # the output is encoded as it is built: it never exists whole as JSON values
+        out, key, items = write_streamed(doc, ctx)
         del doc  # the items hold what they still need of the IR
         losses = ctx.losses()
         _apply_loss_policy(losses, options, name)
-        output, count = jsonio.encode_streamed(out, key, items, compact=compact, limits=limits, source=name)
-        del items
-        counts, document = {**_counts(out), key: count}, _UNDECODED
+        encoding = jsonio.StreamedEncoding(out, key, items, compact=compact, limits=limits, source=name)
+        if sink is not None and not package:
+            for piece in encoding:
+                sink.write(piece)
+            output, streamed = b"", True
+        else:
+            output = b"".join(encoding)
+        counts, document = {**_counts(out), key: encoding.count}, _UNDECODED
+        del items, encoding
     else:
         out = dst.write(doc, ctx)
         del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
@@ -306,7 +333,7 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
                   warnings=problems, files=embedded, artifacts=artifacts,
                   artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
-                  _json=session if document is _UNDECODED else None)
+                  _json=session if document is _UNDECODED else None, streamed=streamed)
 
 
 def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context, name: str) -> None:

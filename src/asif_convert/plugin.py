@@ -94,6 +94,10 @@ class Context:
     # continuity writer put there): an output that breaks the target's rules may break them
     # where those records do, which is the input's fault, not the converter's.
     carries_target_records: bool = False
+    # The caller reads the input document once, through Format.read, and never looks at it again
+    # (convert() does): a reader may let go of its records as it reads them, so that the IR takes
+    # the memory the input held. Off for any other caller.
+    release_input: bool = False
 
     def ledger(self, table: str | MappingTable, kind: str | None = None) -> Ledger:
         """A new ledger whose losses this conversion reports. ``table`` is a mapping table a

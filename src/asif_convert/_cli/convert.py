@@ -41,7 +41,7 @@ from asif_convert._cli.common import (
 )
 from asif_convert._errors import InvalidInput, Problem, UsageError
 from asif_convert._limits import Limits
-from asif_convert._pipeline import Result, WrongFormat, convert
+from asif_convert._pipeline import Result, WrongFormat, convert_into
 from asif_convert.plugin import Options
 
 PACKAGE_SUFFIX = ".asif.zip"
@@ -139,32 +139,43 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
     data: bytes | Path = Path(input_path) if input_path != "-" else jsonio.read_input(input_path, limits)[0]
     name = input_path if input_path != "-" else "<stdin>"
     package = package or output.endswith(PACKAGE_SUFFIX)
+    # A file output may be written while it is made (a temp file, put in place at the end): then
+    # it never exists whole in memory. Standard output gets it whole, once the conversion succeeded.
+    pending = jsonio.PendingOutput(output) if output != "-" else None
     try:
-        with gc_paused():
-            result = convert(data, to=to, source=source, options=options, name=name, compact=compact,
-                             limits=limits, package=package)
-    except WrongFormat as exc:
-        raise InvalidInput([Problem(rule="format", path="", message=_other_format(exc, input_path, to, command))],
-                           name) from None
-    summary = _summary(result, name, output, options.on_loss)  # before writing: nothing may fail after
-    if result.files and not package:  # a plain ASIF document: its files go beside it, written first
-        if output == "-":
-            raise UsageError("the session embeds files by path: write it to a file (-o) or a package "
-                             f"(-o *{PACKAGE_SUFFIX}), not to standard output")
-        write_files(Path(output).parent, result.files, force=force, create=False)
-    if artifacts_out is not None:
-        write_files(artifacts_out, result.artifacts, force=force)
-    if report is not None:
-        jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
-    jsonio.write_output(output, result.output)
+        try:
+            with gc_paused():
+                result = convert_into(data, pending, to=to, source=source, options=options, name=name,
+                                      compact=compact, limits=limits, package=package)
+        except WrongFormat as exc:
+            raise InvalidInput([Problem(rule="format", path="", message=_other_format(exc, input_path, to,
+                                                                                      command))], name) from None
+        size = pending.size if pending is not None and result.streamed else len(result.output)
+        summary = _summary(result, name, output, options.on_loss, size)  # before writing: nothing may fail after
+        if result.files and not package:  # a plain ASIF document: its files go beside it, written first
+            if output == "-":
+                raise UsageError("the session embeds files by path: write it to a file (-o) or a package "
+                                 f"(-o *{PACKAGE_SUFFIX}), not to standard output")
+            write_files(Path(output).parent, result.files, force=force, create=False)
+        if artifacts_out is not None:
+            write_files(artifacts_out, result.artifacts, force=force)
+        if report is not None:
+            jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
+        if pending is not None and result.streamed:
+            pending.commit()
+        else:
+            jsonio.write_output(output, result.output)
+    finally:
+        if pending is not None:
+            pending.discard()  # (nothing once committed)
     err(summary)
     if result.warnings:
         count = len(result.warnings)
         err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")
         for p in result.warnings[:10]:
             err(f"  warning: {p.render()}")
-    if len(result.output) > limits.max_bytes:
-        err(f"  note: the output is {len(result.output):,} bytes, more than --max-bytes {limits.max_bytes:,}: "
+    if size > limits.max_bytes:
+        err(f"  note: the output is {size:,} bytes, more than --max-bytes {limits.max_bytes:,}: "
             "give a larger --max-bytes to read it back")
 
 
@@ -195,16 +206,16 @@ def _report(result: Result, name: str) -> dict[str, Any]:
 _UNITS = {"asif": "events", "continuity": "messages"}
 
 
-def _summary(result: Result, name: str, output: str, on_loss: str) -> str:
+def _summary(result: Result, name: str, output: str, on_loss: str, size: int) -> str:
     unit = _UNITS.get(result.target_format)
     if unit is not None and unit in result.counts:  # counted as written: the document is never decoded here
-        size = f"{result.counts[unit]} {unit}"
+        shown = f"{result.counts[unit]} {unit}"
     else:
-        size = f"{len(result.output):,} bytes"
+        shown = f"{size:,} bytes"
     counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))
     dest = "stdout" if output == "-" else output
     copy = ", a checked copy of the input" if result.source_format == result.target_format else ""
-    line = f"{name} -> {dest} ({result.target_format}{copy}): {size}"
+    line = f"{name} -> {dest} ({result.target_format}{copy}): {shown}"
     if on_loss != "ignore":
         line += f", {len(result.losses)} losses" + (f" ({counts})" if counts else "")
     return line

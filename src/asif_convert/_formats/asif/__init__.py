@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -36,10 +36,19 @@ class AsifFormat:
     def write_streamed(self, doc: ir.Document, ctx: Context) -> tuple[dict[str, Any], str, Iterator[Any]]:
         """What ``write`` builds, as the document without its events (an empty ``events``
         list in its place), the member's name, and the events one by one: the caller encodes
-        them a slice at a time and never holds the whole output as JSON values."""
+        them a slice at a time and never holds the whole output as JSON values. ``doc`` is
+        used up: each event leaves its list once dumped, so the output's bytes take the memory
+        the IR held."""
         codec = codec_for(ctx.namespaces)
         doc = _with_losses(doc, ctx)
-        return codec.dump_document(doc, events=False), "events", map(codec.dump_event, doc.events)
+        return codec.dump_document(doc, events=False), "events", _released(doc.events, codec.dump_event)
+
+
+def _released(events: list[Any], dump: Callable[[ir.Event], Any]) -> Iterator[Any]:
+    for k, ev in enumerate(events):
+        events[k] = None  # (the list is only walked here from now on)
+        yield dump(ev)
+    events.clear()
 
 
 def _with_losses(doc: ir.Document, ctx: Context) -> ir.Document:

@@ -63,7 +63,9 @@ class ContinuityFormat:
         ledger = ctx.ledger(READ_TABLE) if diff is None else Ledger(load_table(READ_TABLE))
         if consumed is not doc and not pointers.restored(doc):  # else the residual restores the document
             ledger.add("+back-pointers")
-        restored = _plain_read(codec, raw, travelled, ledger, carried, ctx.files, ctx.source_id)
+        # (only a document without a residual is read once: the residual may call for a second reading)
+        restored = _plain_read(codec, raw, travelled, ledger, carried, ctx.files, ctx.source_id,
+                               release=ctx.release_input and diff is None)
         if diff is None:
             return restored
         patched = _patched(codec, restored, diff, ctx.options.validate)
@@ -248,9 +250,9 @@ def _invalid(doc: dict[str, Any]) -> bool:
 
 def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger,
                 carried: residual.Carried, files: FileSource | None = None,
-                source_id: str | None = None) -> ir.Document:
+                source_id: str | None = None, release: bool = False) -> ir.Document:
     doc = reader.read(raw, reader.canonical_digest(raw), ledger, codec, files=files, source_id=source_id,
-                      carried=carried)
+                      carried=carried, release=release)
     arrived = [codec.load_loss(loss) for loss in _merge_losses([], _resolved(travelled, doc))]
     ids = {loss.id for loss in arrived}
     doc.losses = arrived + [loss for loss in ledger.losses() if loss.id not in ids]

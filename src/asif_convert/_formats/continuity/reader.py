@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -63,13 +64,16 @@ class _Ids:
 
 def read(raw: dict[str, Any], digest: str, ledger: Ledger, codec: Codec, *, files: FileSource | None = None,
          source_id: str | None = None, carried: Carried | None = None,
-         first_release_forks: bool = False) -> ir.Document:
+         first_release_forks: bool = False, release: bool = False) -> ir.Document:
     """``digest`` identifies the source (see ``canonical_digest``); ``codec`` reads the ASIF
     parts and event bodies that an ASIF-born export carries; ``files`` gives artifact files;
     with ``source_id`` every event points at its record in that resource (the export itself).
     ``first_release_forks`` infers fork points as the first release did (from messages and
-    events alike), to recognize the forks of documents it wrote."""
+    events alike), to recognize the forks of documents it wrote. With ``release`` the caller
+    will not look at ``raw`` again: its messages and events are let go as they are read, so
+    that the IR takes the memory the input held (their lists keep their length, as ``None``)."""
     reader = _Reader(raw, digest, ledger, codec, files, source_id)
+    reader.release = release
     reader.first_release_forks = first_release_forks
     reader.listed = carried or Carried()
     return reader.document()
@@ -108,8 +112,9 @@ class _Reader:
         self.dialect_resources: list[ir.Resource] = []
         self.usage: list[dict[str, Any]] = []  # ASIF usage entries of provider message objects
         self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
-        self.groups: dict[str, dict[str, Any]] = {}  # split messages' members, by first event
+        self.groups: dict[str, tuple[str | None, list[str], list[str]]] = {}  # split messages' events, by first
         self.first_release_forks = False
+        self.release = False  # let go of each message and event record once read
         self.positions = {"messages": 0}  # records read so far
         self.record_seq: dict[str, Any] = {}  # IR event id -> its record's sequence
         self.listed = Carried()  # the records the writer listed as carrying ASIF data
@@ -122,20 +127,22 @@ class _Reader:
         ``sequence`` that is its position in the messages array (counting from 1). An event's
         sequence is optional in continuity: it is always kept, so that absent stays absent."""
         out = {}
-        implied: dict[str, Any] = {}
+        implied: dict[str, Any] = _NOTHING_IMPLIED
         if coll == "messages":
             self.positions[coll] += 1
             implied = {"status": "complete", "sequence": self.positions[coll]}
         if coll in ("messages", "events"):
             self.record_seq[ref[1]] = rec.get("sequence")
-        for k in keys:
+        add, (ref_type, ref_id) = self.ledger.add, ref
+        for k, loss_key in _loss_keys(coll, keys):
             if k in rec:
-                if k not in implied or type(rec[k]) is not type(implied[k]) or rec[k] != implied[k]:
-                    out[k] = rec[k]
-                self.ledger.add(f"{coll}[].{k}", *ref)
+                value = rec[k]
+                if k not in implied or type(value) is not type(implied[k]) or value != implied[k]:
+                    out[k] = value
+                add(loss_key, ref_type, ref_id)
         if rec["session_id"] != self.sid:
             out["session_id"] = rec["session_id"]
-            self.ledger.add(f"{coll}[].session_id", *ref)
+            add(f"{coll}[].session_id", ref_type, ref_id)
         return out
 
     def _branch_of(self, rec: dict[str, Any], coll: str, ref: tuple[str, str], native: dict[str, Any]) -> str:
@@ -219,10 +226,10 @@ class _Reader:
             checkpoints=checkpoints,
         )
         by_id = {ev.id: ev for ev in events}
-        for anchor, members in self.groups.items():
-            found = dialects.members(anchor, by_id)
-            if found != {k: members[k] for k in ("msg", "call", "result")}:
-                by_id[anchor].native[NAMESPACE]["members"] = {k: members[k] for k in ("msg", "call", "result")}
+        for anchor, (msg, calls, results) in self.groups.items():  # stored only when the writer would not
+            members = {"msg": msg, "call": calls, "result": results}  # find them by id
+            if dialects.members(anchor, by_id) != members:
+                by_id[anchor].native[NAMESPACE]["members"] = members
         if self.carried:  # only ASIF records carried in the export can reference what it lacks
             placeholders.add_missing(doc, lambda ref_type, rid: self.ledger.add("+placeholders", ref_type, rid))
         if self.usage:
@@ -266,7 +273,14 @@ class _Reader:
     def _events(self) -> list[ir.Event]:
         self.ids = _Ids()
         out: list[ir.Event] = []
-        for coll, rec in merge(self.raw["messages"], self.raw["events"], self.ledger):
+        order: list[Any] = merge(self.raw["messages"], self.raw["events"], self.ledger)
+        release = self.release and self.pointers is None
+        if release:  # the records are read once, here: each one goes as soon as it is read
+            for coll in ("messages", "events"):
+                self.raw[coll] = [None] * len(self.raw[coll])  # (their number is still reported)
+        for k, (coll, rec) in enumerate(order):
+            if release:
+                order[k] = None
             first = len(out)
             if coll == "messages":
                 out += self._message(rec, self.ids.claim(rec["message_id"], "message"), len(out))
@@ -334,7 +348,7 @@ class _Reader:
         per tool call and per tool result; the first carries the message's fields and template."""
         role = rec["role"]
         actor = ROLE_ACTORS[role][0]
-        members: dict[str, Any] = {"msg": None, "call": [], "result": [], "res": []}
+        members: dict[str, Any] = {"msg": None, "call": [], "result": []}
         events: list[ir.Event] = []
 
         def add(event_id: str, body: ir.Body, actor_id: str) -> str:
@@ -377,14 +391,14 @@ class _Reader:
             new_id = self.resource_ids.claim(res.id, "resource")
             renamed[res.id] = new_id
             res.id = new_id
-            members["res"].append(res.id)
             self.dialect_resources.append(res)
             if self.pointers is not None:
                 self.pointers.point_resource(res, rec, _REPORTED)
-        for ev in events:
-            for part in ir.parts_of(ev.body):
-                if isinstance(part, ir.ResourcePart | ir.OpaquePart):
-                    part.resource_id = renamed.get(part.resource_id, part.resource_id)
+        if any(old != new for old, new in renamed.items()):
+            for ev in events:
+                for part in ir.parts_of(ev.body):
+                    if isinstance(part, ir.ResourcePart | ir.OpaquePart):
+                        part.resource_id = renamed.get(part.resource_id, part.resource_id)
 
         anchor = events[0]
         native = self._native(rec, ("event", anchor.id), "messages",
@@ -393,13 +407,14 @@ class _Reader:
         if split.options:
             native["style"] = split.options
         counters = usage.extract(rec["content_json"])
-        self.usage += usage.entries(counters, anchor.id, self.codec.dump(_REPORTED))
+        if counters:
+            self.usage += usage.entries(counters, anchor.id, self.codec.dump(_REPORTED))
         diff = self._difference(rec, role, split, events, members, text_part, counters)
         if diff is not None:
             native["diff"] = diff
             if difference.says(diff):
                 self.ledger.add("+dialect-unmapped-text", "event", anchor.id)
-        self.groups[anchor.id] = members  # stored only when the writer would not find them by id
+        self.groups[anchor.id] = (members["msg"], members["call"], members["result"])
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
         if text_part is not None:
@@ -427,14 +442,13 @@ class _Reader:
                     counters: usage.Counters) -> dict[str, Any] | None:
         """What makes the record's content_json differ from the dialect's rendering of its pieces
         (the text part that shows text_content is not one of them)."""
-        by_id = {ev.id: ev for ev in events}
-        msg = by_id[members["msg"]].body if members["msg"] else None
-        parts = [p for k, p in enumerate(ir.parts_of(msg)) if k != text_part] if msg is not None else []
+        dump = self.codec.dump_body
+        parts = split.parts if members["msg"] else None  # the message event's own parts
         pieces = dialects.Pieces(
             role=role,
-            parts=[self.codec.dump_part(p) for p in parts],
-            calls=[self.codec.dump_body(by_id[i].body) for i in members["call"]],
-            results=[self.codec.dump_body(by_id[i].body) for i in members["result"]],
+            parts=[self.codec.dump_part(p) for k, p in enumerate(parts) if k != text_part] if parts else [],
+            calls=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolCall)],
+            results=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolResult)],
             resources={r.id: self.codec.dump(r) for r in split.resources},
         )
         rendered = usage.insert(dialects.render(split.dialect, pieces, split.options), counters)
@@ -668,6 +682,15 @@ class _Reader:
         return [ir.Lineage(relation="translation", session_id=self.sid,
                            capture_id=f"agent-continuity-export:sha256:{self.digest}",
                            event_id=last.native[NAMESPACE].get("id", last.id), inclusive=True)]
+
+
+_NOTHING_IMPLIED: dict[str, Any] = {}
+
+
+@cache
+def _loss_keys(coll: str, keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each continuity-only field of a collection with its ledger key."""
+    return tuple((k, f"{coll}[].{k}") for k in keys)
 
 
 def _latest_by_sequence(event_ids: list[str], seq_of: dict[str, Any]) -> tuple[list[int], list[str]]:
