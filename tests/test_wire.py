@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from asif_convert import Limits, Options, UsageError, convert
+from asif_convert import Limits, Options, UsageError, convert, ir
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.app import app
 from asif_convert._codec import codec_for
@@ -184,7 +184,7 @@ def test_a_streamed_result_has_no_document_to_decode():
     assert sink.getvalue() == convert(CONTINUITY_FILES[0].read_bytes(), to="asif",
                                       options=Options(validate=False)).output
     with pytest.raises(UsageError, match="sink"):
-        res.document
+        _ = res.document
     whole = convert_into(CONTINUITY_FILES[0].read_bytes(), sink, to="asif")  # validated: built whole
     assert not whole.streamed and whole.output
 
@@ -202,3 +202,22 @@ def test_reading_lets_the_records_go_only_for_a_conversion():
     ctx.release_input = True
     get("continuity").read(export, ctx)
     assert export["messages"] == [None] * len(kept["messages"])
+
+
+def test_nodes_without_extras_share_one_empty_value_that_refuses_writes():
+    """Two fresh empty dicts per node used to cost about the input's size again on a record-dense
+    session: a node without extras holds the one shared empty value, which cannot be written to
+    by mistake, and dumps as a node without extras however its empty value came."""
+    given_empty = ir.TextPart(text="t", unknown={}, native={})
+    assert given_empty.unknown is ir.NO_EXTRAS and given_empty.native is ir.NO_EXTRAS
+    assert ir.TextPart(text="u").unknown is ir.NO_EXTRAS
+    with pytest.raises(TypeError, match="shared"):
+        ir.TextPart(text="u").unknown["x"] = 1
+    with pytest.raises(TypeError, match="shared"):
+        ir.TextPart(text="u").native.setdefault("x", {})
+    assert ir.NO_EXTRAS == {}
+    codec = codec_for(namespaces())
+    assigned = ir.TextPart(text="v")
+    assigned.unknown = {}  # assigned after construction: a dict of its own, still empty
+    assert codec.dump_part(assigned) == codec.dump_part(ir.TextPart(text="v")) == {"kind": "text", "text": "v"}
+    assert codec.dump_part(ir.TextPart(text="w", unknown={"x": 1})) == {"kind": "text", "text": "w", "x": 1}

@@ -16,6 +16,7 @@ from typing import Any, Union
 import msgspec
 
 from asif_convert import ir
+from asif_convert.ir import NO_EXTRAS
 
 UNSET = msgspec.UNSET
 _EVENT_KEYS = ("id", "sequence", "actor_id", "kind", "causes", "provenance", "data", "time",
@@ -166,9 +167,11 @@ class Codec:
                 ev.supersedes = self._load(ir.EventRef, raw["supersedes"])
             if "extensions" in raw:
                 ext = raw["extensions"]
-                ev.native = {k: v for k, v in ext.items() if k in self.namespaces}
+                native = {k: v for k, v in ext.items() if k in self.namespaces}
+                if native:
+                    ev.native = native
                 rest = {k: v for k, v in ext.items() if k not in self.namespaces}
-                if rest or not ev.native:  # an empty map is kept; one holding only native homes is implied
+                if rest or not native:  # an empty map is kept; one holding only native homes is implied
                     ev.annotations = rest
             if not keys <= _EVENT_KEY_SET:
                 ev.unknown = {k: v for k, v in raw.items() if k not in _EVENT_KEY_SET}
@@ -270,8 +273,9 @@ def _node_types(shape: tuple[str, Any]) -> tuple[type, ...]:
 
 
 def _no_extras(node: ir.Node, plan: _Plan) -> bool:
-    """Whether no node in this one's tree has extras (``unknown`` or ``native``)."""
-    if node.unknown or node.native:
+    """Whether no node in this one's tree has extras (``unknown`` or ``native``): each holds
+    the shared empty value, which msgspec leaves out (a dict of its own, even empty, it writes)."""
+    if node.unknown is not NO_EXTRAS or node.native is not NO_EXTRAS:
         return False
     for name in plan.nested:
         value = getattr(node, name)
@@ -281,7 +285,8 @@ def _no_extras(node: ir.Node, plan: _Plan) -> bool:
             if child.__class__ is list:
                 return False
             child_plan = _PLANS.get(child.__class__) or _plan(child.__class__)
-            if child.unknown or child.native or (child_plan.nested and not _no_extras(child, child_plan)):
+            if child.unknown is not NO_EXTRAS or child.native is not NO_EXTRAS or (
+                    child_plan.nested and not _no_extras(child, child_plan)):
                 return False
     return True
 

@@ -30,9 +30,31 @@ CoverageStatus = Literal["complete", "partial", "known_empty", "unavailable", "e
                          "not_applicable"]
 
 
+class _NoExtras(dict[str, Any]):
+    """The one empty ``unknown`` and ``native`` of every node that has none: two fresh empty
+    dicts per node would cost about the input's size again on a record-dense session. Writing
+    to it is a bug (it is shared): give the node a dict of its own instead."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a node's empty unknown/native is shared: assign a new dict instead")
+
+    __setitem__ = __delitem__ = __ior__ = setdefault = update = pop = popitem = clear = _refuse
+
+
+NO_EXTRAS: dict[str, Any] = _NoExtras()
+
+
 class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
-    unknown: dict[str, Json] = {}
-    native: dict[str, dict[str, Json]] = {}
+    unknown: dict[str, Json] = NO_EXTRAS
+    native: dict[str, dict[str, Json]] = NO_EXTRAS
+
+    def __post_init__(self) -> None:
+        # An empty dict given for either is the shared one: what omit_defaults leaves out, so
+        # msgspec writes a node without extras as ASIF does.
+        if not self.unknown and self.unknown is not NO_EXTRAS:
+            self.unknown = NO_EXTRAS
+        if not self.native and self.native is not NO_EXTRAS:
+            self.native = NO_EXTRAS
 
 
 # --- references, provenance, content parts -------------------------------------------------
