@@ -221,3 +221,39 @@ def test_nodes_without_extras_share_one_empty_value_that_refuses_writes():
     assigned.unknown = {}  # assigned after construction: a dict of its own, still empty
     assert codec.dump_part(assigned) == codec.dump_part(ir.TextPart(text="v")) == {"kind": "text", "text": "v"}
     assert codec.dump_part(ir.TextPart(text="w", unknown={"x": 1})) == {"kind": "text", "text": "w", "x": 1}
+
+
+@given(asif_sessions())
+def test_wire_events_encode_as_their_dumps_and_meet_the_same_limits(doc):
+    """The fast path (IR nodes without extras written by msgspec) against the general one (the
+    codec's dump): the same bytes for every event, and the output limits see the same depth,
+    integers and strings in either."""
+    codec = codec_for(namespaces())
+    ir_doc = codec.load_document(msgspec.json.decode(msgspec.json.encode(doc)))
+    for ev in ir_doc.events:
+        wire, dumped = codec.wire_event(ev), codec.dump_event(ev)
+        encoded = jsonio.encode(wire, compact=True)
+        assert encoded == jsonio.encode(dumped, compact=True)
+        for depth in (2, 3, 4, 5, 6, 8):
+            limits = Limits(max_depth=depth)
+            assert _output_refusal(encoded, wire, limits) == _output_refusal(encoded, dumped, limits)
+
+
+def _output_refusal(data, value, limits):
+    try:
+        check_output(data, [value], limits, "t", at=("events",))
+    except InvalidInput as exc:
+        return exc.problems
+    return None
+
+
+def test_a_wire_event_too_deep_is_named_by_its_json_path():
+    codec = codec_for(namespaces())
+    deep = json.loads("[" * 6 + "]" * 6)
+    ev = ir.Event(id="e", sequence=0, actor_id="a", provenance=ir.Provenance(mode="reported", producer="p"),
+                  body=ir.ToolCall(call_id="c", tool_id="t", arguments={"x": deep}, arguments_status="complete"))
+    wire = codec.wire_event(ev)
+    assert not isinstance(wire, dict)  # the fast path
+    problem = _refusal({"events": []}, [wire], Limits(max_depth=8))
+    assert problem == _refusal({"events": []}, [codec.dump_event(ev)], Limits(max_depth=8))
+    assert problem.path == "/events/0/data/arguments/x/0/0/0"  # the first array nested past 8 levels

@@ -19,6 +19,7 @@ from asif_convert import ir
 from asif_convert.ir import NO_EXTRAS
 
 UNSET = msgspec.UNSET
+UnsetType = msgspec.UnsetType
 _EVENT_KEYS = ("id", "sequence", "actor_id", "kind", "causes", "provenance", "data", "time",
                "execution_id", "supersedes", "extensions")
 _EVENT_KEY_SET = frozenset(_EVENT_KEYS)
@@ -65,7 +66,7 @@ class Codec:
     def dump_event(self, ev: ir.Event) -> dict[str, Any]:
         body = ev.body
         out: dict[str, Any] = {
-            "id": ev.id, "sequence": ev.sequence, "actor_id": ev.actor_id, "kind": body.__struct_config__.tag,
+            "id": ev.id, "sequence": ev.sequence, "actor_id": ev.actor_id, "kind": body.KIND,
             "causes": [self._dump(c) for c in ev.causes] if ev.causes else [],
             "provenance": self._dump(ev.provenance), "data": self._dump(body, tagged=False),
         }
@@ -79,6 +80,18 @@ class Codec:
             out["extensions"] = {**(ev.annotations or {}), **ev.native}
         out.update(ev.unknown)
         return out
+
+    def wire_event(self, ev: ir.Event) -> Any:
+        """What :meth:`dump_event` gives, for msgspec to encode: where no node of the event has
+        extras, a struct holding the IR's own nodes, which msgspec writes as the dump would, in
+        C and without building a dict per node; else the dump."""
+        body, provenance, supersedes = ev.body, ev.provenance, ev.supersedes
+        if ev.unknown is NO_EXTRAS and _bare(body) and _bare(provenance) and all(map(_bare, ev.causes)) \
+                and (supersedes is UNSET or _bare(supersedes)):
+            extensions = UNSET if ev.annotations is UNSET and not ev.native else {**(ev.annotations or {}), **ev.native}
+            return _WireEvent(ev.id, ev.sequence, ev.actor_id, body.KIND, ev.causes, provenance, body, ev.time,
+                              ev.execution_id, supersedes, extensions)
+        return self.dump_event(ev)
 
     def dump_envelope(self, ev: ir.Event) -> dict[str, Any]:
         """An event as ASIF JSON without the fields a host record carries itself
@@ -226,6 +239,29 @@ class Codec:
         if kind == "list":
             return [self._load_value(arg, v) for v in value]
         return value
+
+
+class _WireEvent(msgspec.Struct):
+    """An ASIF event as :meth:`Codec.dump_event` builds it (its members in that order), holding
+    IR nodes without extras: msgspec leaves out what is UNSET, as the dump does."""
+
+    id: str
+    sequence: int
+    actor_id: str
+    kind: str
+    causes: list[ir.EventRef]
+    provenance: ir.Provenance
+    data: ir.Body
+    time: str | UnsetType
+    execution_id: str | UnsetType
+    supersedes: ir.EventRef | UnsetType
+    extensions: dict[str, Any] | UnsetType
+
+
+def _bare(node: ir.Node) -> bool:
+    """Whether msgspec writes ``node`` exactly as the codec's walk does (see ``_Plan.flat``)."""
+    plan = _PLANS.get(node.__class__) or _plan(node.__class__)
+    return plan.flat and _no_extras(node, plan)
 
 
 _PART_TYPES = {c.__struct_config__.tag: c for c in typing.get_args(ir.Part)}

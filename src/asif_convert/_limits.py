@@ -102,7 +102,16 @@ def check_size(size: int, limits: Limits, source: str) -> None:
 
 # -- checks on the decoded value --------------------------------------------------------------------
 
-_IS_CONTAINER = frozenset({dict, list}).__contains__
+class _ContainerTypes(dict[type, bool]):
+    """Which types hold JSON values one level down: dicts, lists and msgspec structs (an output
+    may hold IR nodes that msgspec writes as objects). Told once per type."""
+
+    def __missing__(self, kind: type) -> bool:
+        found = self[kind] = kind in (dict, list) or issubclass(kind, msgspec.Struct)
+        return found
+
+
+_IS_CONTAINER = _ContainerTypes().__getitem__
 _IS_DICT = frozenset({dict}).__contains__
 _IS_STR = frozenset({str}).__contains__
 _IS_INT = frozenset({int}).__contains__  # bool is its own type: not counted
@@ -142,7 +151,7 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[s
     ``at``, the slice's first item at index ``start`` of it, checked as part of the whole."""
     found = _walk(doc, limits, len(data) > limits.max_string, len(at))
     if found is not None:
-        problem = _locate(doc, found, limits, at, start)
+        problem = _locate(msgspec.to_builtins(doc), found, limits, at, start)  # (structs as JSON values)
         flag = {"depth": "--max-depth", "string": "--max-string"}.get(found)
         advice = f"; raise {flag} to convert this input" if flag else ""
         raise InvalidInput([Problem(rule=problem.rule, path=problem.path,

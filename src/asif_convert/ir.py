@@ -13,7 +13,7 @@ Optional fields default to ``UNSET`` so that "absent" and ``null`` stay differen
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -113,12 +113,14 @@ Part = TextPart | ResourcePart | StructuredPart | OpaquePart
 # --- event bodies: one struct per kind, tagged by the kind name -----------------------------
 
 
-class Message(Node, kw_only=True, tag_field="kind", tag="message"):
+class Message(Node, kw_only=True):
+    KIND: ClassVar[str] = "message"
     role: Literal["user", "assistant", "system", "developer", "tool", "unknown"]
     parts: list[Part]
 
 
-class ToolCall(Node, kw_only=True, tag_field="kind", tag="tool_call"):
+class ToolCall(Node, kw_only=True):
+    KIND: ClassVar[str] = "tool_call"
     call_id: str
     tool_id: str
     arguments: Json
@@ -126,7 +128,8 @@ class ToolCall(Node, kw_only=True, tag_field="kind", tag="tool_call"):
     retry_of: str | Opt = UNSET
 
 
-class ToolResult(Node, kw_only=True, tag_field="kind", tag="tool_result"):
+class ToolResult(Node, kw_only=True):
+    KIND: ClassVar[str] = "tool_result"
     call_id: str
     result_index: int
     terminal: bool
@@ -134,7 +137,8 @@ class ToolResult(Node, kw_only=True, tag_field="kind", tag="tool_result"):
     parts: list[Part]
 
 
-class DecisionRequest(Node, kw_only=True, tag_field="kind", tag="decision_request"):
+class DecisionRequest(Node, kw_only=True):
+    KIND: ClassVar[str] = "decision_request"
     request_id: str
     decision_kind: Literal["approval", "question", "plan_review"]
     prompt: list[Part]
@@ -144,14 +148,16 @@ class DecisionRequest(Node, kw_only=True, tag_field="kind", tag="decision_reques
     task_revision: int | Opt = UNSET
 
 
-class DecisionResolution(Node, kw_only=True, tag_field="kind", tag="decision_resolution"):
+class DecisionResolution(Node, kw_only=True):
+    KIND: ClassVar[str] = "decision_resolution"
     request_id: str
     outcome: Literal["allowed", "denied", "answered", "cancelled", "expired", "unknown"]
     answer: list[Part]
     selected_option_id: str | Opt = UNSET
 
 
-class TaskUpdate(Node, kw_only=True, tag_field="kind", tag="task_update"):
+class TaskUpdate(Node, kw_only=True):
+    KIND: ClassVar[str] = "task_update"
     task_id: str
     revision: int
     status: str
@@ -161,35 +167,41 @@ class TaskUpdate(Node, kw_only=True, tag_field="kind", tag="task_update"):
     reopen_reason: str | Opt = UNSET
 
 
-class ContextCheckpoint(Node, kw_only=True, tag_field="kind", tag="context_checkpoint"):
+class ContextCheckpoint(Node, kw_only=True):
+    KIND: ClassVar[str] = "context_checkpoint"
     context_id: str
     reason: str
     replaced_context_id: str | Opt = UNSET
 
 
-class ConfigurationChange(Node, kw_only=True, tag_field="kind", tag="configuration_change"):
+class ConfigurationChange(Node, kw_only=True):
+    KIND: ClassVar[str] = "configuration_change"
     configuration_id: str
 
 
-class ExecutionTransition(Node, kw_only=True, tag_field="kind", tag="execution_transition"):
+class ExecutionTransition(Node, kw_only=True):
+    KIND: ClassVar[str] = "execution_transition"
     execution_id: str
     status: str
     error: Json | Opt = UNSET
     parts: list[Part] | Opt = UNSET
 
 
-class ResourceChange(Node, kw_only=True, tag_field="kind", tag="resource_change"):
+class ResourceChange(Node, kw_only=True):
+    KIND: ClassVar[str] = "resource_change"
     resource_id: str
     operation: Literal["created", "modified", "deleted", "observed"]
     previous_resource_id: str | Opt = UNSET
 
 
-class Note(Node, kw_only=True, tag_field="kind", tag="note"):
+class Note(Node, kw_only=True):
+    KIND: ClassVar[str] = "note"
     parts: list[Part]
     category: str
 
 
-class Extension(Node, kw_only=True, tag_field="kind", tag="extension"):
+class Extension(Node, kw_only=True):
+    KIND: ClassVar[str] = "extension"
     type: str
     value: Json
     interpretation_required: bool
@@ -215,7 +227,7 @@ def parts_of(body: Body) -> list[Part]:
     return [p for name in ("parts", "prompt", "answer") for p in getattr(body, name, None) or ()]
 
 
-BODY_TYPES: dict[str, type] = {cls.__struct_config__.tag: cls for cls in Body.__args__}
+BODY_TYPES: dict[str, type] = {cls.KIND: cls for cls in Body.__args__}
 
 
 class Event(Node, kw_only=True):
@@ -233,7 +245,7 @@ class Event(Node, kw_only=True):
 
     @property
     def kind(self) -> str:
-        return str(self.body.__struct_config__.tag)
+        return self.body.KIND
 
 
 # --- session-level entities ---------------------------------------------------------------

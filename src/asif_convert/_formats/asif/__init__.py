@@ -41,7 +41,7 @@ class AsifFormat:
         the IR held."""
         codec = codec_for(ctx.namespaces)
         doc = _with_losses(doc, ctx)
-        return codec.dump_document(doc, events=False), "events", _released(doc.events, codec.dump_event)
+        return codec.dump_document(doc, events=False), "events", _released(doc.events, codec.wire_event)
 
 
 def _released(events: list[Any], dump: Callable[[ir.Event], Any]) -> Iterator[Any]:
