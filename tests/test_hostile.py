@@ -19,16 +19,21 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from unittest import mock
 
+import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from asif_convert import InvalidInput, Limits, convert
+from asif_convert import InvalidInput, Limits, _limits, convert
 from asif_convert._cli.app import app
 from asif_convert._limits import DEPTH_CEILING, MAX_SAFE_INTEGER, parse_size
 from asif_convert._registry import get
 
 from .conftest import CORPUS
+from .strategies import json_values
 
 runner = CliRunner()
 
@@ -936,3 +941,23 @@ def test_trusted_input_nested_deeply_is_refused_or_converted_never_a_crash(tmp_p
         assert res.exit_code in (0, 1), res.stderr
         if res.exit_code == 1:
             assert "nested" in res.stderr, res.stderr
+
+
+@given(json_values(), st.integers(0, 3), st.integers(1, 3))
+def test_the_duplicate_key_count_of_colons_never_needs_the_whole_re_encoding(value, levels, chunk):
+    """The ``:`` count the duplicate-key check compares is made a list slice at a time (a whole
+    re-encoding is a second copy of the input's size): the same count, however the value splits."""
+    with mock.patch.object(_limits, "_CHUNK", chunk):
+        assert _limits._colons({"k:": value, "l": [value, {"m": value}]}, levels) == \
+            msgspec.json.encode({"k:": value, "l": [value, {"m": value}]}).count(b":")
+
+
+def test_a_duplicate_key_deep_in_a_long_list_is_still_found():
+    export = json.loads((CORPUS / "continuity" / "03-anthropic-tools.json").read_text())
+    text = json.dumps(export)
+    messages = export["messages"]
+    with mock.patch.object(_limits, "_CHUNK", 1):
+        last = json.dumps(messages[-1])
+        doubled = last[:-1] + ', "role": "user"}'
+        with pytest.raises(InvalidInput, match="appears more than once"):
+            convert(text.replace(last, doubled).encode(), to="asif")

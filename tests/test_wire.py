@@ -223,6 +223,21 @@ def test_nodes_without_extras_share_one_empty_value_that_refuses_writes():
     assert codec.dump_part(ir.TextPart(text="w", unknown={"x": 1})) == {"kind": "text", "text": "w", "x": 1}
 
 
+def test_events_without_causes_share_one_empty_list_that_refuses_writes():
+    def event(**kwargs):
+        return ir.Event(id="e", sequence=0, actor_id="a", provenance=ir.Provenance(mode="reported", producer="p"),
+                        body=ir.Note(parts=[], category="c"), **kwargs)
+    assert event().causes is ir.NO_CAUSES and event(causes=[]).causes is ir.NO_CAUSES
+    with pytest.raises(TypeError, match="shared"):
+        event().causes.append(ir.EventRef(event_id="x"))
+    codec = codec_for(namespaces())
+    caused = event(causes=[ir.EventRef(event_id="x")])
+    assert codec.dump_event(caused)["causes"] == [{"event_id": "x"}]
+    assert codec.dump_event(event())["causes"] == []
+    assert jsonio.encode(codec.wire_event(event()), compact=True) == jsonio.encode(codec.dump_event(event()),
+                                                                                   compact=True)
+
+
 @given(asif_sessions())
 def test_wire_events_encode_as_their_dumps_and_meet_the_same_limits(doc):
     """The fast path (IR nodes without extras written by msgspec) against the general one (the

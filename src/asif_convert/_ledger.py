@@ -22,6 +22,9 @@ class Ledger:
         self.kind = kind  # one kind for every loss, where the table leaves the kind to the caller
         self._refs: dict[str, dict[tuple[str, str], None]] = {}
         self._built: list[ir.Loss] | None = None
+        # the last reference added: a record's losses come together, and share one tuple (on a
+        # record-dense session, a tuple per loss per record is about half the input's size)
+        self._last: tuple[str, str] = ("", "")
 
     def add(self, key: str, ref_type: str | None = None, ref_id: str | None = None, *,
             about: str | None = None) -> None:
@@ -34,7 +37,10 @@ class Ledger:
             self.table.loss(key)  # a key the table lacks fails here, where the caller is, not at the end
             refs = self._refs[entry] = {}
         if ref_type is not None and ref_id is not None:
-            refs[(ref_type, ref_id)] = None
+            last = self._last
+            if last[1] != ref_id or last[0] != ref_type:
+                last = self._last = (ref_type, ref_id)
+            refs[last] = None
 
     def losses(self) -> list[ir.Loss]:
         """The losses so far (built once per change: callers ask more than once)."""

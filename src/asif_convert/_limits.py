@@ -236,7 +236,24 @@ def _may_have_duplicates(data: bytes, doc: Any) -> bool:
     colons = data.count(b":")
     if b"\\u003" in data:  # count escaped colons too (an over-count only sends us to the exact check)
         colons += data.count(b"\\u003a") + data.count(b"\\u003A")
-    return colons > 0 and msgspec.json.encode(doc).count(b":") != colons
+    return colons > 0 and _colons(doc, 2) != colons
+
+
+_CHUNK = 4096  # list items re-encoded at a time
+
+
+def _colons(value: Any, levels: int) -> int:
+    """The ``:`` count of ``msgspec.json.encode(value)``, made without holding the whole
+    encoding (a second copy of the input's size) for ``levels`` levels of containers: an
+    object's members are a key, a ``:`` and a value, and separators hold no ``:``."""
+    if levels and type(value) is dict:
+        return sum(_encode(k).count(b":") + 1 + _colons(v, levels - 1) for k, v in value.items())
+    if levels and type(value) is list and len(value) > _CHUNK:
+        return sum(_encode(value[i:i + _CHUNK]).count(b":") for i in range(0, len(value), _CHUNK))
+    return _encode(value).count(b":")
+
+
+_encode = msgspec.json.Encoder().encode
 
 
 class _Duplicated(dict):
