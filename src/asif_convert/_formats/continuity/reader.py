@@ -276,8 +276,8 @@ class _Reader:
         order: list[Any] = merge(self.raw["messages"], self.raw["events"], self.ledger)
         release = self.release and self.pointers is None
         if release:  # the records are read once, here: each one goes as soon as it is read
-            for coll in ("messages", "events"):
-                self.raw[coll] = [None] * len(self.raw[coll])  # (their number is still reported)
+            for records in (self.raw["messages"], self.raw["events"]):
+                records[:] = [None] * len(records)  # in place: a copy of the export may share the list
         for k, (coll, rec) in enumerate(order):
             if release:
                 order[k] = None
