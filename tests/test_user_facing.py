@@ -375,6 +375,9 @@ def _scenario(tmp_path, monkeypatch, name):
     if name == "internal-crash":
         from asif_convert._formats.asif import AsifFormat
         monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: 1 / 0)
+    if name == "interrupted":  # Ctrl-C in the middle of a conversion
+        from asif_convert._formats.asif import AsifFormat
+        monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: (_ for _ in ()).throw(KeyboardInterrupt))
     if name == "internal-invalid-output":
         from asif_convert._formats.asif import AsifFormat
         monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: {"asif_version": "0.4"})
@@ -397,17 +400,19 @@ def _scenario(tmp_path, monkeypatch, name):
         "internal-invalid-output": ["from-continuity", src, "-o", out],
         "loss-policy-on-loss": ["from-continuity", src, "-o", out, "--on-loss", "error"],
         "loss-policy-fail-on": ["from-continuity", src, "-o", out, "--fail-on", "unmapped_field"],
+        "interrupted": ["from-continuity", src, "-o", out],
     }[name]
     return invoke(*args)
 
 
 # scenario prefix -> words of the README's meaning for its exit code
 MEANINGS = {"converted": "converted", "all-valid": "all files valid", "invalid": "invalid input",
-            "usage": "usage error", "internal": "internal error", "loss-policy": "loss policy"}
+            "usage": "usage error", "internal": "internal error", "loss-policy": "loss policy",
+            "interrupted": "interrupted"}
 SCENARIOS = ["converted", "converted-copy", "all-valid", "invalid-json", "invalid-other-format", "invalid-validate",
              "invalid-unwritable", "usage-unknown-option", "usage-missing-argument", "usage-flag-with-value",
              "usage-unknown-kind", "usage-unknown-format", "usage-over-input", "usage-bad-limit", "internal-crash",
-             "internal-invalid-output", "loss-policy-on-loss", "loss-policy-fail-on"]
+             "internal-invalid-output", "loss-policy-on-loss", "loss-policy-fail-on", "interrupted"]
 
 
 def _meaning_code(name: str) -> int:

@@ -5,8 +5,13 @@ only when asked for. The input's records are let go as they are read."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
+import signal
+import stat
+import threading
 from pathlib import Path
 
 import msgspec
@@ -168,6 +173,109 @@ def test_a_refusal_while_streaming_leaves_no_output_and_no_temp_file(tmp_path, m
     assert "in the output" in result.output
     assert len(written) > 2  # slices went to the temp file before the refusal
     assert list(out.parent.iterdir()) == []
+
+
+class _FullDisk:
+    """A file on a disk that fills up after ``room`` bytes: writing fails with ENOSPC, and so
+    does closing (the buffered rest cannot be flushed), as a real full disk does."""
+
+    def __init__(self, file, room):
+        self.file, self.room = file, room
+
+    def write(self, data):
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return self.file.write(data)
+
+    def close(self):
+        self.file.close()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("room", [0, 5000])
+def test_a_full_disk_while_streaming_is_an_output_error_and_leaves_no_temp_file(tmp_path, monkeypatch, room):
+    """ENOSPC at the first slice or a later one: exit 1 naming the file and the reason, no
+    traceback, and the folder holds neither the output nor the temp file."""
+    monkeypatch.setattr(jsonio, "_SLICE", 2)
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(jsonio.os, "fdopen", lambda fd, mode: _FullDisk(real_fdopen(fd, mode), room))
+    out = tmp_path / "out" / "x.asif.json"
+    out.parent.mkdir()
+    result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[-1]), "-o", str(out), "--no-validate"])
+    assert result.exit_code == 1, result.output
+    assert f"cannot write {out}: No space left on device" in result.output
+    assert list(out.parent.iterdir()) == []
+
+
+def test_sigterm_while_streaming_removes_the_temp_file_and_exits_130(tmp_path, monkeypatch):
+    """`kill` during a conversion ends it as Ctrl-C does: the temp file already holding slices
+    is removed, nothing is put in place, and the exit code is the shell's 130."""
+    monkeypatch.setattr(jsonio, "_SLICE", 2)
+    written = []
+    write = jsonio.PendingOutput.write
+
+    def write_then_get_killed(self, data):
+        write(self, data)
+        written.append(len(data))
+        if len(written) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(jsonio.PendingOutput, "write", write_then_get_killed)
+    out = tmp_path / "x.asif.json"
+    before = signal.getsignal(signal.SIGTERM)
+    result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[-1]), "-o", str(out), "--no-validate"])
+    assert result.exit_code == 130, result.output
+    assert "interrupted" in result.output
+    assert len(written) == 2  # stopped at the signal, not after the conversion
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is the command's only
+
+
+def test_a_device_is_written_in_place_not_replaced(tmp_path):
+    """`-o /dev/null` (or any device or pipe) is written through: a temp file renamed over it
+    would replace the device with a regular file."""
+    if not os.path.exists(os.devnull) or not os.access(os.devnull, os.W_OK):
+        pytest.skip("no writable null device on this system")
+    for flags in (["--no-validate"], []):
+        result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[-1]), "-o", os.devnull, *flags])
+        assert result.exit_code == 0, result.output
+        assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+@pytest.mark.parametrize("no_validate", [True, False])
+def test_a_named_pipe_receives_the_whole_output_once_it_is_complete(tmp_path, no_validate):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    path = CONTINUITY_FILES[-1]
+    flags = ["--no-validate"] if no_validate else []
+    result = CliRunner().invoke(app, ["from-continuity", str(path), "-o", str(fifo), *flags])
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert received == [convert(path.read_bytes(), to="asif", options=Options(validate=not no_validate)).output]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.fifo"]
+
+
+@pytest.mark.parametrize("error", [errno.EPIPE, errno.ENOSPC])
+def test_a_stream_that_cannot_take_the_output_is_an_output_error(error):
+    """A reader that has gone (broken pipe) or a full disk behind standard output: exit 1 with
+    the reason, and what is still buffered is sent nowhere so leaving does not fail again."""
+    if error == errno.EPIPE:
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # the reader has gone
+        stream = os.fdopen(write_end, "wb")
+    elif os.path.exists("/dev/full"):
+        stream = open("/dev/full", "wb")  # noqa: SIM115 (closed below, after the failure)
+    else:
+        pytest.skip("no /dev/full on this system to fill a disk")
+    with pytest.raises(jsonio.OutputError, match="cannot write standard output: " + os.strerror(error)):
+        jsonio._write_stream(stream, b"x" * 100_000, "standard output")
+    stream.write(b"more")
+    stream.close()  # to the null device now: no second error
 
 
 def _spy(method, calls):

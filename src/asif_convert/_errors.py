@@ -12,6 +12,7 @@ EXIT_INVALID_INPUT = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_LOSS_POLICY = 4
+EXIT_INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True):

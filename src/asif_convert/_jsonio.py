@@ -228,23 +228,36 @@ def _temp_beside(target: Path) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temp file name", str(target.parent))
 
 
+def _in_place(path: str) -> bool:
+    """Whether ``path`` is a device or a pipe (``/dev/null``, a FIFO): written in place, since a
+    temp file renamed over it would replace it with a regular file. Links, folders, regular
+    and missing files are not."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode))
+
+
 class PendingOutput:
     """An output file written in pieces while it is made: a temp file beside the target until
     :meth:`commit` puts it in place (:meth:`discard` removes it). Nothing shows at the target
     before the commit, so a failed conversion leaves no partial output. The temp file is
-    created on the first write: a conversion that writes nothing here leaves no trace."""
+    created on the first write: a conversion that writes nothing here leaves no trace. A
+    device or a pipe cannot take a temp file: its pieces are held until the commit."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.size = 0  # bytes written so far
         self._file: IO[bytes] | None = None
         self._tmp: str | None = None
-
-    @property
-    def used(self) -> bool:
-        return self._tmp is not None
+        self._held: list[bytes] | None = [] if _in_place(path) else None
 
     def write(self, data: bytes) -> None:
+        if self._held is not None:
+            self._held.append(data)
+            self.size += len(data)
+            return
         try:
             if self._file is None:
                 fd, self._tmp = _temp_beside(Path(self.path))
@@ -256,6 +269,10 @@ class PendingOutput:
         self.size += len(data)
 
     def commit(self) -> None:
+        if self._held is not None:
+            data, self._held = b"".join(self._held), []
+            write_output(self.path, data)
+            return
         if self._file is None or self._tmp is None:
             raise ValueError("nothing was written: there is no output to put in place")
         try:
@@ -267,21 +284,38 @@ class PendingOutput:
         self._file = self._tmp = None
 
     def discard(self) -> None:
-        if self._file is not None:
-            self._file.close()
-        if self._tmp is not None:
-            Path(self._tmp).unlink(missing_ok=True)
+        """Remove the temp file; safe to call at any time, also after a failed write (closing
+        a file whose disk is full fails again, and the file must go all the same)."""
+        file, tmp = self._file, self._tmp
         self._file = self._tmp = None
+        if self._held is not None:
+            self._held = []
+        try:
+            if file is not None:
+                file.close()
+        except OSError:
+            pass  # the buffered rest could not be written: it is being thrown away
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
 
 
 def write_output(path: str, data: bytes) -> None:
     """Write atomically: a temp file in the target folder, then rename; ``-`` is stdout.
 
     A symbolic link at ``path`` is replaced by the file (its target is never written); the
-    folder is the one ``path`` names, links included."""
+    folder is the one ``path`` names, links included. A device or a pipe at ``path`` is
+    written in place, as standard output is."""
     if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        _write_stream(sys.stdout.buffer, data, "standard output")
+        return
+    if _in_place(path):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
+        with os.fdopen(fd, "wb") as fh:
+            _write_stream(fh, data, path)
         return
     target = Path(path)
     try:
@@ -297,3 +331,16 @@ def write_output(path: str, data: bytes) -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
         raise
+
+
+def _write_stream(fh: IO[bytes], data: bytes, name: str) -> None:
+    """Write to a stream that cannot be taken back (a pipe, a terminal, a device). When the
+    reader has gone or the disk is full, the error is the user's to see (exit 1), and what
+    is still buffered is sent nowhere so that leaving the process does not fail a second time."""
+    try:
+        fh.write(data)
+        fh.flush()
+    except OSError as exc:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), fh.fileno())
+        raise OutputError(f"cannot write {name}: {exc.strerror} (what was written is incomplete)") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from dataclasses import replace
@@ -46,12 +45,11 @@ from asif_convert._cli.common import (
     check_formats,
     guard,
     internal_error,
+    sigterm_interrupts,
 )
 from asif_convert._cli.convert import ArtifactMaxOpt, ArtifactsTotalOpt
-from asif_convert._errors import EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput, UsageError
+from asif_convert._errors import EXIT_INTERRUPTED, EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput, UsageError
 from asif_convert._view import write_report
-
-INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
 
 def _mb(n: float) -> str:
@@ -197,10 +195,6 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         console.print("interrupted: run the same command again to convert the remaining files")
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def batch(
     sources: Annotated[list[str], typer.Argument(metavar="SRC...", help="Files, folders (walked recursively) or "
                                                  "glob patterns (quote them; ** recurses).")],
@@ -264,12 +258,12 @@ def batch(
         progress = TerminalProgress(err_console) if err_console.is_terminal else PlainProgress()
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
     manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops a batch as Ctrl-C does
     try:
-        core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
-                     limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
-                     manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
-                     summary=summary, package=package, artifacts_each=artifacts_each)
+        with sigterm_interrupts():  # `kill` stops a batch as Ctrl-C does
+            core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
+                         limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
+                         manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
+                         summary=summary, package=package, artifacts_each=artifacts_each)
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None
@@ -282,11 +276,9 @@ def batch(
             typer.echo("interrupted: run the same command again to convert the remaining files", err=True)
         else:
             print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
-        raise typer.Exit(INTERRUPTED) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as exc:  # a bug outside any one file
         raise internal_error(exc) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     if not quiet:
         print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
     if report_html is not None:

@@ -1,13 +1,15 @@
 """What every command shares: option types, the loss policy, error handling and exit codes.
 
 Exit codes (documented in the README): 0 done (losses are normal), 1 invalid input or refused
-conversion, 2 usage error, 3 internal error (a bug of ours), 4 refused by the loss policy.
+conversion, 2 usage error, 3 internal error (a bug of ours), 4 refused by the loss policy, 130
+interrupted (Ctrl-C or SIGTERM).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import signal
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,7 +19,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from asif_convert._errors import EXIT_INTERNAL, EXIT_USAGE, ConversionError, InvalidInput, Problem
+from asif_convert._errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, ConversionError, InvalidInput, Problem
 from asif_convert._limits import DEPTH_CEILING, Limits, parse_size
 from asif_convert._registry import get, loss_kinds
 from asif_convert.plugin import Options
@@ -127,13 +129,37 @@ def guard(fn: Callable[[], object]) -> None:
     """Run ``fn``; turn our errors into messages and exit codes, and never show a traceback
     (unless ASIF_CONVERT_DEBUG is set; the exit code stays the same either way)."""
     try:
-        fn()
+        with sigterm_interrupts():
+            fn()
     except ConversionError as exc:
         raise _fail(exc) from None
-    except (KeyboardInterrupt, typer.Exit):
+    except KeyboardInterrupt:  # every `finally` has run: temp files are gone, no output was put in place
+        err("interrupted")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except typer.Exit:
         raise
     except Exception as exc:  # a bug: say so briefly, keep the traceback for those who ask
         raise internal_error(exc) from None
+
+
+def _interrupt(signum: int, frame: object) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """`kill` ends a command as Ctrl-C does: a KeyboardInterrupt unwinds through every
+    ``finally``, so a half-written temp file is removed instead of left beside the target.
+    Outside the main thread (a host running the app in a thread) signals are left alone."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # signal handlers can only be set from the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def internal_error(exc: Exception) -> typer.Exit:
