@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from asif_convert import Options, convert
+from asif_convert import Options, _artifacts, convert
 from asif_convert._cli.app import app
 from asif_convert._package import read_package, write_package
 from asif_convert._pipeline import validate
@@ -219,6 +219,50 @@ def test_a_plain_asif_output_gets_its_files_beside_it(tmp_path):
     assert (tmp_path / "plain" / "out" / "plot.png").read_bytes() == GOOD["out/plot.png"]
     res = runner.invoke(app, ["from-continuity", str(export), "--artifacts-root", str(root)])
     assert res.exit_code == 2 and "not to standard output" in res.stderr
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-validate"]])
+def test_an_output_that_cannot_be_put_in_place_takes_back_its_files_and_report(tmp_path, flags):
+    """The files beside a plain ASIF document and the report are written before the document;
+    when the document then cannot be written, they are removed again, and a file that was
+    already there with the same bytes stays."""
+    root = _root(tmp_path, GOOD)
+    export = tmp_path / "export.json"
+    export.write_bytes(_encode(_export(GOOD)))
+    plain = tmp_path / "plain"
+    kept = sorted(GOOD)[0]
+    (plain / kept).parent.mkdir(parents=True)
+    (plain / kept).write_bytes(GOOD[kept])
+    out = plain / "s.asif.json"
+    out.mkdir()  # a folder where the document should go: it cannot be replaced
+    report = tmp_path / "report.json"
+    res = runner.invoke(app, ["from-continuity", str(export), "--artifacts-root", str(root), "-o", str(out),
+                              "--report", str(report), *flags])
+    assert res.exit_code == 1, res.output
+    assert f"cannot write {out}" in res.stderr
+    assert [p.relative_to(plain).as_posix() for p in plain.rglob("*") if p.is_file()] == [kept]
+    assert not report.exists()
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_write_that_fails_midway_removes_the_files_written_before_it(tmp_path, monkeypatch, force):
+    (tmp_path / "a.txt").write_bytes(b"old")  # replaced with --force: it stays (what it held is gone)
+    files = {"a.txt": b"a", "b.txt": b"b", "c.txt": b"c"}
+    write_one = _artifacts._write_one
+
+    def full_at_c(base, path, content, force):
+        if path == "c.txt":
+            raise OSError(28, "No space left on device")
+        write_one(base, path, content, force)
+
+    monkeypatch.setattr(_artifacts, "_write_one", full_at_c)
+    if not force:
+        del files["a.txt"]
+    with pytest.raises(_artifacts.OutputError, match="c.txt: No space left on device"):
+        _artifacts.write_files(tmp_path, files, force=force)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    monkeypatch.setattr(_artifacts, "_write_one", write_one)
+    assert _artifacts.write_files(tmp_path, files, force=True) == [tmp_path / "b.txt", tmp_path / "c.txt"]
 
 
 def _package_with_location(location: str) -> bytes:

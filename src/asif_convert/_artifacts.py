@@ -172,14 +172,16 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def write_files(base: Path, files: dict[str, bytes], *, force: bool = False, create: bool = True) -> None:
+def write_files(base: Path, files: dict[str, bytes], *, force: bool = False, create: bool = True) -> list[Path]:
     """Write ``files`` (relative path -> bytes) under ``base``, creating folders as needed.
 
     Every path is checked before anything is written: one that is not a portable relative
     path, or that names an existing file with other bytes (without ``force``), refuses the whole
     set (``OutputError``). ``base`` is created when missing, if ``create``. Each file is written
     to a temp file in its folder, then linked (or, with ``force``, renamed) into place; no step
-    follows a link."""
+    follows a link. Returns the files it created (not those it replaced or found in place), so
+    that a caller whose next step fails can take them back; when a write fails, the files
+    written before it are removed here."""
     bad = [f"{p!r} {why}" for p in sorted(files) if (why := path_problem(p) if p else "is empty")]
     if bad:
         raise OutputError(f"cannot write the artifact files under {base}: {'; '.join(bad[:5])} (nothing was written)")
@@ -196,11 +198,27 @@ def write_files(base: Path, files: dict[str, bytes], *, force: bool = False, cre
         os.makedirs(base, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot create {base}: {exc.strerror} (nothing was written)") from None
+    new = {p for p in files if not force or _holds(base, p) is None}  # not there before this run
+    created: list[Path] = []
     for path, content in sorted(files.items()):
         try:
             _write_one(base, path, content, force)
         except OSError as exc:
+            remove_files(created)
             raise OutputError(f"cannot write {base / path}: {exc.strerror or exc}") from None
+        if path in new:
+            created.append(base / path)
+    return created
+
+
+def remove_files(paths: Iterable[Path]) -> None:
+    """Take back files written by this run (a later step failed); one that is already gone, or
+    cannot be removed, is left as it is."""
+    for path in paths:
+        try:
+            path.unlink()
+        except OSError:
+            pass
 
 
 def _holds(base: Path, path: str) -> bytes | None:

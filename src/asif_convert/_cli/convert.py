@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,7 +11,7 @@ import msgspec
 import typer
 
 from asif_convert import _jsonio as jsonio
-from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL, write_files
+from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL, remove_files, write_files
 from asif_convert._cli.common import (
     DEFAULT_LIMITS as LIM,
 )
@@ -142,6 +143,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
     # A file output may be written while it is made (a temp file, put in place at the end): then
     # it never exists whole in memory. Standard output gets it whole, once the conversion succeeded.
     pending = jsonio.PendingOutput(output) if output != "-" else None
+    created: list[Path] = []  # files beside the output and the report: taken back if the output fails
     try:
         try:
             with gc_paused():
@@ -156,16 +158,20 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
             if output == "-":
                 raise UsageError("the session embeds files by path: write it to a file (-o) or a package "
                                  f"(-o *{PACKAGE_SUFFIX}), not to standard output")
-            write_files(Path(output).parent, result.files, force=force, create=False)
+            created += write_files(Path(output).parent, result.files, force=force, create=False)
         if artifacts_out is not None:
-            write_files(artifacts_out, result.artifacts, force=force)
+            created += write_files(artifacts_out, result.artifacts, force=force)
         if report is not None:
+            if str(report) != "-" and not os.path.lexists(report):
+                created.append(report)
             jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
         if pending is not None and result.streamed:
             pending.commit()
         else:
             jsonio.write_output(output, result.output)
+        created.clear()  # the output is in place: what came with it stays
     finally:
+        remove_files(created)
         if pending is not None:
             pending.discard()  # (nothing once committed)
     err(summary)
