@@ -11,6 +11,8 @@ import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from typer.testing import CliRunner
 
 from asif_convert import Limits, Options, UsageError, convert, ir
 from asif_convert import _jsonio as jsonio
+from asif_convert._cli import common
 from asif_convert._cli.app import app
 from asif_convert._codec import codec_for
 from asif_convert._errors import InvalidInput
@@ -276,6 +279,132 @@ def test_a_stream_that_cannot_take_the_output_is_an_output_error(error):
         jsonio._write_stream(stream, b"x" * 100_000, "standard output")
     stream.write(b"more")
     stream.close()  # to the null device now: no second error
+
+
+class _Sip(io.RawIOBase):
+    """An unbuffered stream that takes at most a few bytes per write, as a pipe does when it is
+    nearly full: whoever writes to it must write again."""
+
+    def __init__(self):
+        self.got = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        taken = bytes(data[:7])
+        self.got += taken
+        return len(taken)
+
+
+def test_a_stream_that_takes_part_of_a_write_gets_the_rest_too():
+    """With PYTHONUNBUFFERED standard output is a raw stream: one write may take part of the
+    output, and stopping there would cut the document short and still exit 0."""
+    sink = _Sip()
+    jsonio._write_stream(sink, b"0123456789" * 100, "standard output")
+    assert bytes(sink.got) == b"0123456789" * 100
+
+
+def test_a_link_to_a_pipe_is_written_through_not_replaced(tmp_path):
+    """`-o /dev/stdout` is a link to whatever standard output is: the output goes there, and
+    the link stays a link (replacing it would break /dev/stdout for everyone)."""
+    fifo, link = tmp_path / "pipe", tmp_path / "stdout"
+    os.mkfifo(fifo)
+    link.symlink_to(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    path = CONTINUITY_FILES[-1]
+    result = CliRunner().invoke(app, ["from-continuity", str(path), "-o", str(link), "--no-validate"])
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert received == [convert(path.read_bytes(), to="asif", options=Options(validate=False)).output]
+    assert link.is_symlink() and stat.S_ISFIFO(os.stat(link).st_mode)
+
+
+def test_a_signal_once_the_output_is_in_place_does_not_make_it_a_failure(tmp_path, monkeypatch):
+    """Past the rename the command has done what was asked: a Ctrl-C or SIGTERM then is
+    forgotten, not reported as an interruption over an output that exists."""
+    commit = jsonio.PendingOutput.commit
+
+    def commit_then_get_killed(self):
+        commit(self)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(jsonio.PendingOutput, "commit", commit_then_get_killed)
+    out = tmp_path / "x.asif.json"
+    result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[-1]), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.exists() and "interrupted" not in result.output
+
+
+def test_a_second_signal_while_cleaning_up_still_removes_the_temp_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonio, "_SLICE", 2)
+    write, discard, calls = jsonio.PendingOutput.write, jsonio.PendingOutput.discard, []
+
+    def write_then_get_killed(self, data):
+        write(self, data)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def killed_again_then_discard(self):
+        calls.append(self.path)
+        os.kill(os.getpid(), signal.SIGTERM)  # the user presses Ctrl-C again
+        discard(self)
+
+    monkeypatch.setattr(jsonio.PendingOutput, "write", write_then_get_killed)
+    monkeypatch.setattr(jsonio.PendingOutput, "discard", killed_again_then_discard)
+    result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[-1]), "-o", str(tmp_path / "x.json"),
+                                      "--no-validate"])
+    assert result.exit_code == 130, result.output
+    assert calls and list(tmp_path.iterdir()) == []
+
+
+def test_signals_held_deliver_afterwards_or_are_dropped():
+    with common.sigterm_interrupts():
+        with pytest.raises(KeyboardInterrupt):
+            with common.signals_held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                done = True  # the step ran to its end before the interrupt
+        assert done
+        with common.signals_held(drop=True):
+            os.kill(os.getpid(), signal.SIGTERM)
+        os.getpid()  # (a point where a pending interrupt would be raised)
+
+
+def test_a_failed_output_keeps_the_report_that_was_there(tmp_path):
+    report = tmp_path / "report.json"
+    report.write_text("OLD")
+    out = tmp_path / "folder"
+    out.mkdir()
+    for flags in ([], ["--no-validate"]):
+        result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[-1]), "-o", str(out),
+                                          "--report", str(report), *flags])
+        assert result.exit_code == 1, result.output
+        assert f"cannot write {out}: it is a folder" in result.output
+        assert report.read_text() == "OLD"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "report.json"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-o", ""], "an output path is empty"),
+    (["-o", "-", "--report", "-"], "two outputs would go to standard output"),
+    (["-o", os.devnull, "--report", os.devnull], "two outputs cannot share a file"),
+])
+def test_outputs_that_cannot_be_told_apart_are_usage_errors(args, message):
+    result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[0]), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_a_standard_error_no_one_reads_does_not_undo_a_conversion(tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system to fill standard error")
+    out = tmp_path / "x.asif.json"
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-c", "from asif_convert._cli.app import run; run()",
+                               "from-continuity", str(CONTINUITY_FILES[0]), "-o", str(out)], stderr=full)
+    assert proc.returncode == 0
+    assert out.read_bytes() == convert(CONTINUITY_FILES[0].read_bytes(), to="asif").output
 
 
 def _spy(method, calls):

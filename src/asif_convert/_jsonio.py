@@ -201,12 +201,18 @@ def check_paths(input_path: str, *outputs: str | os.PathLike | None) -> None:
     """Refuse (``UsageError``) to write over the input, or twice to one file: an output that
     is the input file itself (through a link or not) would replace the user's input."""
     named = [("the input", input_path)] if input_path != "-" else []
-    named += [("an output", str(o)) for o in outputs if o is not None and str(o) != "-"]
+    named += [("an output", str(o)) for o in outputs if o is not None]
+    if any(path == "" for _, path in named):
+        raise UsageError("an output path is empty: name a file, or - for standard output")
+    if sum(path == "-" for _, path in named) > 1:
+        raise UsageError("two outputs would go to standard output: give all but one of them a file")
+    named = [(what, path) for what, path in named if path != "-"]
     for i, (_, path) in enumerate(named):
         for other_what, other in named[:i]:
             if _same_file(path, other):
-                raise UsageError(f"{path} is also {other_what} ({other}); choose another output path "
-                                 "(asif-convert never writes over its input)")
+                why = ("asif-convert never writes over its input" if other_what == "the input"
+                       else "two outputs cannot share a file")
+                raise UsageError(f"{path} is also {other_what} ({other}); choose another output path ({why})")
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -229,14 +235,19 @@ def _temp_beside(target: Path) -> tuple[int, str]:
 
 
 def _in_place(path: str) -> bool:
-    """Whether ``path`` is a device or a pipe (``/dev/null``, a FIFO): written in place, since a
-    temp file renamed over it would replace it with a regular file. Links, folders, regular
-    and missing files are not."""
+    """Whether ``path`` is a device or a pipe (``/dev/null``, a FIFO), or a link to one
+    (``/dev/stdout``): written in place, since a temp file renamed over it would replace it
+    with a regular file. Folders, regular and missing files, and links to them, are not."""
     try:
-        mode = os.lstat(path).st_mode
+        mode = os.stat(path).st_mode
     except OSError:
         return False
-    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode))
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _refuse_folder(path: str) -> None:
+    if os.path.isdir(path):
+        raise OutputError(f"cannot write {path}: it is a folder; name a file in it (nothing was written)")
 
 
 class PendingOutput:
@@ -253,6 +264,11 @@ class PendingOutput:
         self._tmp: str | None = None
         self._held: list[bytes] | None = [] if _in_place(path) else None
 
+    @property
+    def in_place(self) -> bool:
+        """A device or a pipe: :meth:`commit` writes it all then, and may wait for a reader."""
+        return self._held is not None
+
     def write(self, data: bytes) -> None:
         if self._held is not None:
             self._held.append(data)
@@ -260,6 +276,7 @@ class PendingOutput:
             return
         try:
             if self._file is None:
+                _refuse_folder(self.path)
                 fd, self._tmp = _temp_beside(Path(self.path))
                 self._file = os.fdopen(fd, "wb")
             self._file.write(data)
@@ -273,8 +290,9 @@ class PendingOutput:
             data, self._held = b"".join(self._held), []
             write_output(self.path, data)
             return
-        if self._file is None or self._tmp is None:
-            raise ValueError("nothing was written: there is no output to put in place")
+        if self._file is None or self._tmp is None:  # an empty output: still an output
+            self.write(b"")
+        assert self._file is not None and self._tmp is not None
         try:
             self._file.close()
             os.replace(self._tmp, self.path)
@@ -310,13 +328,14 @@ def write_output(path: str, data: bytes) -> None:
         _write_stream(sys.stdout.buffer, data, "standard output")
         return
     if _in_place(path):
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:  # never O_CREAT: what is opened is the device or pipe that was checked, or nothing
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(fd, "wb", buffering=0) as fh:
             _write_stream(fh, data, path)
         return
+    _refuse_folder(path)
     target = Path(path)
     try:
         fd, tmp = _temp_beside(target)
@@ -338,7 +357,12 @@ def _write_stream(fh: IO[bytes], data: bytes, name: str) -> None:
     reader has gone or the disk is full, the error is the user's to see (exit 1), and what
     is still buffered is sent nowhere so that leaving the process does not fail a second time."""
     try:
-        fh.write(data)
+        view = memoryview(data)
+        while view:  # an unbuffered stream (PYTHONUNBUFFERED, a device) may take part of it
+            taken = fh.write(view)
+            if taken is None:  # a non-blocking stream that is full
+                raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+            view = view[taken:]
         fh.flush()
     except OSError as exc:
         with open(os.devnull, "wb") as devnull:

@@ -83,7 +83,10 @@ MaxStringOpt = Annotated[int, typer.Option(
 
 
 def err(message: str) -> None:
-    typer.echo(message, err=True)
+    try:
+        typer.echo(message, err=True)
+    except OSError:  # no one can read standard error any more: what was done stays done
+        pass
 
 
 def usage_error(message: str) -> NoReturn:
@@ -160,6 +163,29 @@ def sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def signals_held(*, drop: bool = False) -> Iterator[None]:
+    """A step that an interrupt must not cut in two: removing temp files, or putting outputs in
+    place and saying so. Ctrl-C and SIGTERM wait until it is done; then they are delivered,
+    or, with ``drop``, forgotten (past the point of no return the command has done what was
+    asked: stopping it would only hide that). Outside the main thread, nothing is held."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    except (AttributeError, ValueError, OSError):  # no signal masks here (not POSIX)
+        yield
+        return
+    try:
+        yield
+    finally:
+        if drop:
+            while signal.sigtimedwait(_STOPS, 0) is not None:
+                pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def internal_error(exc: Exception) -> typer.Exit:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,6 +37,7 @@ from asif_convert._cli.common import (
     err,
     gc_paused,
     guard,
+    signals_held,
     size_option,
 )
 from asif_convert._errors import InvalidInput, Problem, UsageError
@@ -143,7 +143,8 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
     # A file output may be written while it is made (a temp file, put in place at the end): then
     # it never exists whole in memory. Standard output gets it whole, once the conversion succeeded.
     pending = jsonio.PendingOutput(output) if output != "-" else None
-    created: list[Path] = []  # files beside the output and the report: taken back if the output fails
+    report_pending = jsonio.PendingOutput(str(report)) if report is not None and str(report) != "-" else None
+    created: list[Path] = []  # the files beside the output: taken back if the output fails
     try:
         try:
             with gc_paused():
@@ -153,7 +154,6 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
             raise InvalidInput([Problem(rule="format", path="", message=_other_format(exc, input_path, to,
                                                                                       command))], name) from None
         size = pending.size if pending is not None and result.streamed else len(result.output)
-        summary = _summary(result, name, output, options.on_loss, size)  # before writing: nothing may fail after
         if result.files and not package:  # a plain ASIF document: its files go beside it, written first
             if output == "-":
                 raise UsageError("the session embeds files by path: write it to a file (-o) or a package "
@@ -161,20 +161,38 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
             created += write_files(Path(output).parent, result.files, force=force, create=False)
         if artifacts_out is not None:
             created += write_files(artifacts_out, result.artifacts, force=force)
+        if pending is not None and not result.streamed:
+            pending.write(result.output)
         if report is not None:
-            if str(report) != "-" and not os.path.lexists(report):
-                created.append(report)
-            jsonio.write_output(str(report), jsonio.encode(_report(result, name)))
-        if pending is not None and result.streamed:
-            pending.commit()
-        else:
-            jsonio.write_output(output, result.output)
-        created.clear()  # the output is in place: what came with it stays
+            report_bytes = jsonio.encode(_report(result, name))
+            if report_pending is None:
+                jsonio.write_output("-", report_bytes)
+            else:
+                report_pending.write(report_bytes)
+        # Standard output, devices and pipes are written now: they cannot be taken back, and a
+        # reader may keep them waiting, so an interrupt must still reach them.
+        if pending is None:
+            jsonio.write_output("-", result.output)
+        for target in (pending, report_pending):
+            if target is not None and target.in_place:
+                target.commit()
+        with signals_held(drop=True):  # the point of no return: files are put in place, and said so
+            for target in (pending, report_pending):
+                if target is not None and not target.in_place:
+                    target.commit()
+            created.clear()  # the output is in place: what came with it stays
+            _tell(result, name, output, options.on_loss, size, limits)
     finally:
-        remove_files(created)
-        if pending is not None:
-            pending.discard()  # (nothing once committed)
-    err(summary)
+        with signals_held():  # a second Ctrl-C must not leave a temp file behind
+            remove_files(created)
+            for target in (pending, report_pending):
+                if target is not None:
+                    target.discard()  # (nothing once committed)
+
+
+def _tell(result: Result, name: str, output: str, on_loss: str, size: int, limits: Limits) -> None:
+    """The summary on standard error, once the output is in place."""
+    err(_summary(result, name, output, on_loss, size))
     if result.warnings:
         count = len(result.warnings)
         err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")
