@@ -290,12 +290,14 @@ class PendingOutput:
             data, self._held = b"".join(self._held), []
             write_output(self.path, data)
             return
-        if self._file is None or self._tmp is None:  # an empty output: still an output
+        if self._tmp is None:  # nothing was written: an empty output is still an output
             self.write(b"")
-        assert self._file is not None and self._tmp is not None
+        file, tmp = self._file, self._tmp
         try:
-            self._file.close()
-            os.replace(self._tmp, self.path)
+            if file is None or tmp is None:
+                raise OSError(errno.ENOENT, "the temp file is gone")
+            file.close()
+            os.replace(tmp, self.path)
         except OSError as exc:
             self.discard()
             raise OutputError(f"cannot write {self.path}: {exc.strerror} (nothing was written)") from None
@@ -321,9 +323,10 @@ class PendingOutput:
 def write_output(path: str, data: bytes) -> None:
     """Write atomically: a temp file in the target folder, then rename; ``-`` is stdout.
 
-    A symbolic link at ``path`` is replaced by the file (its target is never written); the
-    folder is the one ``path`` names, links included. A device or a pipe at ``path`` is
-    written in place, as standard output is."""
+    A symbolic link at ``path`` to a file, or to nothing, is replaced by the file (its target
+    is never written); the folder is the one ``path`` names, links included. A device or a
+    pipe at ``path``, or a link to one, is written in place, as standard output is; a folder
+    is refused."""
     if path == "-":
         _write_stream(sys.stdout.buffer, data, "standard output")
         return
