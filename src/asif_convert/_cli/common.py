@@ -173,7 +173,7 @@ def signals_held(*, drop: bool = False) -> Iterator[None]:
     """A step that an interrupt must not cut in two: removing temp files, or putting outputs in
     place and saying so. Ctrl-C and SIGTERM wait until it is done; then they are delivered,
     or, with ``drop``, forgotten (past the point of no return the command has done what was
-    asked: stopping it would only hide that). Outside the main thread, nothing is held."""
+    asked: stopping it would only hide that). Where there are no signal masks, nothing is held."""
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     except (AttributeError, ValueError, OSError):  # no signal masks here (not POSIX)
