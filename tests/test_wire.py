@@ -322,6 +322,38 @@ def test_a_link_to_a_pipe_is_written_through_not_replaced(tmp_path):
     assert link.is_symlink() and stat.S_ISFIFO(os.stat(link).st_mode)
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
+def test_a_link_to_an_open_descriptor_is_that_stream_even_when_a_file_is_behind_it(tmp_path):
+    """`-o /dev/stdout` when the shell redirected standard output to a file: /dev/stdout is a
+    link to /proc/self/fd/1, behind which is a regular file. The output goes to the stream,
+    and the link is never replaced (as root that would break /dev/stdout for everyone)."""
+    behind = tmp_path / "redirected.json"
+    path = CONTINUITY_FILES[-1]
+    expected = convert(path.read_bytes(), to="asif", options=Options(validate=False)).output
+    with open(behind, "wb") as fh:  # a descriptor of this process, as fd 1 is for the command
+        link = tmp_path / "stdout"
+        link.symlink_to(f"/proc/self/fd/{fh.fileno()}")
+        result = CliRunner().invoke(app, ["from-continuity", str(path), "-o", str(link), "--no-validate"])
+    assert result.exit_code == 0, result.output
+    assert behind.read_bytes() == expected
+    assert link.is_symlink()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
+def test_the_command_writes_to_its_standard_output_through_a_link(tmp_path):
+    link, out = tmp_path / "stdout", tmp_path / "out.json"
+    link.symlink_to("/proc/self/fd/1")
+    path = CONTINUITY_FILES[-1]
+    run = [sys.executable, "-c", "from asif_convert._cli.app import run; run()", "from-continuity", str(path)]
+    with open(out, "wb") as fh:
+        proc = subprocess.run([*run, "-o", str(link)], stdout=fh, stderr=subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == convert(path.read_bytes(), to="asif").output
+    assert link.is_symlink()
+    proc = subprocess.run([*run, "-o", str(link), "--report", "-"], capture_output=True)
+    assert proc.returncode == 2 and b"two outputs would go to standard output" in proc.stderr
+
+
 def test_a_signal_once_the_output_is_in_place_does_not_make_it_a_failure(tmp_path, monkeypatch):
     """Past the rename the command has done what was asked: a Ctrl-C or SIGTERM then is
     forgotten, not reported as an interruption over an output that exists."""
@@ -339,6 +371,8 @@ def test_a_signal_once_the_output_is_in_place_does_not_make_it_a_failure(tmp_pat
 
 
 def test_a_second_signal_while_cleaning_up_still_removes_the_temp_file(tmp_path, monkeypatch):
+    """The second Ctrl-C lands as the clean-up starts: the clean-up is done again, and the
+    command still ends as interrupted."""
     monkeypatch.setattr(jsonio, "_SLICE", 2)
     write, discard, calls = jsonio.PendingOutput.write, jsonio.PendingOutput.discard, []
 
@@ -346,29 +380,52 @@ def test_a_second_signal_while_cleaning_up_still_removes_the_temp_file(tmp_path,
         write(self, data)
         os.kill(os.getpid(), signal.SIGTERM)
 
-    def killed_again_then_discard(self):
+    def interrupted_once_then_discard(self):
         calls.append(self.path)
-        os.kill(os.getpid(), signal.SIGTERM)  # the user presses Ctrl-C again
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # the user presses Ctrl-C again
         discard(self)
 
     monkeypatch.setattr(jsonio.PendingOutput, "write", write_then_get_killed)
-    monkeypatch.setattr(jsonio.PendingOutput, "discard", killed_again_then_discard)
+    monkeypatch.setattr(jsonio.PendingOutput, "discard", interrupted_once_then_discard)
     result = CliRunner().invoke(app, ["from-continuity", str(CONTINUITY_FILES[-1]), "-o", str(tmp_path / "x.json"),
                                       "--no-validate"])
     assert result.exit_code == 130, result.output
-    assert calls and list(tmp_path.iterdir()) == []
+    assert len(calls) == 2 and list(tmp_path.iterdir()) == []
 
 
-def test_signals_held_deliver_afterwards_or_are_dropped():
+class _ClosesThenInterrupted:
+    """A file whose first close is interrupted right after closing (closing again does nothing,
+    as for any closed file)."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def close(self):
+        if not self.file.closed:
+            self.file.close()
+            raise KeyboardInterrupt
+
+
+def test_a_discard_interrupted_halfway_can_be_done_again(tmp_path):
+    pending = jsonio.PendingOutput(str(tmp_path / "x.json"))
+    pending.write(b"{}")
+    pending._file = _ClosesThenInterrupted(pending._file)
+    with pytest.raises(KeyboardInterrupt):
+        pending.discard()
+    assert len(list(tmp_path.iterdir())) == 1  # the temp file: not yet removed, not forgotten
+    pending.discard()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_past_the_point_of_no_return_signals_are_forgotten():
     with common.sigterm_interrupts():
-        with pytest.raises(KeyboardInterrupt):
-            with common.signals_held():
-                os.kill(os.getpid(), signal.SIGTERM)
-                done = True  # the step ran to its end before the interrupt
-        assert done
-        with common.signals_held(drop=True):
-            os.kill(os.getpid(), signal.SIGTERM)
-        os.getpid()  # (a point where a pending interrupt would be raised)
+        common.point_of_no_return()
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.getpid()  # (a point where an interrupt that was not held would be raised)
+        common._forget_held_signals()
+        os.getpid()
+    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # given back
 
 
 def test_a_failed_output_keeps_the_report_that_was_there(tmp_path):
@@ -388,6 +445,7 @@ def test_a_failed_output_keeps_the_report_that_was_there(tmp_path):
 @pytest.mark.parametrize(("args", "message"), [
     (["-o", ""], "an output path is empty"),
     (["-o", "-", "--report", "-"], "two outputs would go to standard output"),
+    (["-o", "x.json", "--report", ""], "an output path is empty"),
     (["-o", os.devnull, "--report", os.devnull], "two outputs cannot share a file"),
 ])
 def test_outputs_that_cannot_be_told_apart_are_usage_errors(args, message):

@@ -204,7 +204,7 @@ def check_paths(input_path: str, *outputs: str | os.PathLike | None) -> None:
     named += [("an output", str(o)) for o in outputs if o is not None]
     if any(path == "" for _, path in named):
         raise UsageError("an output path is empty: name a file, or - for standard output")
-    if sum(path == "-" for _, path in named) > 1:
+    if sum(path == "-" or _descriptor(path) == 1 for what, path in named if what == "an output") > 1:
         raise UsageError("two outputs would go to standard output: give all but one of them a file")
     named = [(what, path) for what, path in named if path != "-"]
     for i, (_, path) in enumerate(named):
@@ -234,6 +234,26 @@ def _temp_beside(target: Path) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temp file name", str(target.parent))
 
 
+_DESCRIPTOR_PATH = re.compile(r"/(?:dev|proc/self)/fd/([0-9]+)")
+
+
+def _descriptor(path: str) -> int | None:
+    """The process's own open file that ``path`` names (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``, or a link to one), if it names one. Such a path is a stream of this
+    process: written as standard output is, never replaced (``/dev/stdout`` is a link, and
+    behind it may be the regular file a shell redirected to)."""
+    here = os.path.abspath(path)
+    for _ in range(40):  # as many links as the kernel would follow
+        if found := _DESCRIPTOR_PATH.fullmatch(here):
+            return int(found[1])
+        try:
+            target = os.readlink(here)
+        except OSError:  # not a link
+            return None
+        here = os.path.normpath(os.path.join(os.path.dirname(here), target))
+    return None
+
+
 def _in_place(path: str) -> bool:
     """Whether ``path`` is a device or a pipe (``/dev/null``, a FIFO), or a link to one
     (``/dev/stdout``): written in place, since a temp file renamed over it would replace it
@@ -242,7 +262,7 @@ def _in_place(path: str) -> bool:
         mode = os.stat(path).st_mode
     except OSError:
         return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return _descriptor(path) is not None or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _refuse_folder(path: str) -> None:
@@ -306,18 +326,17 @@ class PendingOutput:
     def discard(self) -> None:
         """Remove the temp file; safe to call at any time, also after a failed write (closing
         a file whose disk is full fails again, and the file must go all the same)."""
-        file, tmp = self._file, self._tmp
+        # Forgotten only once removed: interrupted halfway, it can be called again.
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass  # the buffered rest could not be written: it is being thrown away
+        if self._tmp is not None:
+            Path(self._tmp).unlink(missing_ok=True)
         self._file = self._tmp = None
         if self._held is not None:
             self._held = []
-        try:
-            if file is not None:
-                file.close()
-        except OSError:
-            pass  # the buffered rest could not be written: it is being thrown away
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
 
 
 def write_output(path: str, data: bytes) -> None:
@@ -327,8 +346,18 @@ def write_output(path: str, data: bytes) -> None:
     is never written); the folder is the one ``path`` names, links included. A device or a
     pipe at ``path``, or a link to one, is written in place, as standard output is; a folder
     is refused."""
-    if path == "-":
-        _write_stream(sys.stdout.buffer, data, "standard output")
+    fd = 1 if path == "-" else _descriptor(path)
+    if fd == 1:
+        _write_stream(sys.stdout.buffer, data, "standard output" if path == "-" else path)
+        return
+    if fd is not None:  # another stream of this process (/dev/stderr, /dev/fd/3)
+        sys.stderr.flush()
+        try:
+            stream = os.fdopen(os.dup(fd), "wb", buffering=0)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
+        with stream:
+            _write_stream(stream, data, path)
         return
     if _in_place(path):
         try:  # never O_CREAT: what is opened is the device or pipe that was checked, or nothing

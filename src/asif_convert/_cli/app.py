@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from asif_convert._cli import batch, convert, inspect, sign, validate, view
-from asif_convert._cli.common import err, guard
+from asif_convert._cli.common import err, guard, hold_signals_to_exit
 from asif_convert._registry import PluginWarning, registry
 from asif_convert._version import __version__
 
@@ -59,4 +59,5 @@ def load_formats() -> None:
 
 
 def run() -> None:  # console-script entry point
+    hold_signals_to_exit()
     app()

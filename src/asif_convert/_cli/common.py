@@ -14,7 +14,6 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -49,7 +48,7 @@ DEFAULT_LIMITS = Limits()
 
 InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
 OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", help="Output file, or - for standard output.")]
-ReportOpt = Annotated[Path | None, typer.Option("--report", metavar="PATH",
+ReportOpt = Annotated[str | None, typer.Option("--report", metavar="PATH",
                                                 help="Also write the losses as a JSON report here.")]
 ToOpt = Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")]
 FromOpt = Annotated[str | None, typer.Option("--from", metavar="FORMAT",
@@ -143,6 +142,8 @@ def guard(fn: Callable[[], object]) -> None:
         raise
     except Exception as exc:  # a bug: say so briefly, keep the traceback for those who ask
         raise internal_error(exc) from None
+    finally:
+        _forget_held_signals()
 
 
 def _interrupt(signum: int, frame: object) -> NoReturn:
@@ -166,26 +167,38 @@ def sigterm_interrupts() -> Iterator[None]:
 
 
 _STOPS = {signal.SIGINT, signal.SIGTERM}
+_held: list[set[int | signal.Signals]] = []  # the signal mask from before the point of no return, once passed
+_hold_to_exit = False  # the process ends when the command does (the console script)
 
 
-@contextmanager
-def signals_held(*, drop: bool = False) -> Iterator[None]:
-    """A step that an interrupt must not cut in two: removing temp files, or putting outputs in
-    place and saying so. Ctrl-C and SIGTERM wait until it is done; then they are delivered,
-    or, with ``drop``, forgotten (past the point of no return the command has done what was
-    asked: stopping it would only hide that). Where there are no signal masks, nothing is held."""
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-    except (AttributeError, ValueError, OSError):  # no signal masks here (not POSIX)
-        yield
+def point_of_no_return() -> None:
+    """From here on the command has done what was asked (its output is being put in place):
+    Ctrl-C and SIGTERM are held, then forgotten, since stopping now would only hide that the
+    output is there. For the console script they stay held until the process is gone (it
+    can take a while to free a large conversion); a command run in-process (tests, a host)
+    gets its signals back when :func:`guard` returns. Without signal masks, nothing is held."""
+    if _held:
         return
     try:
-        yield
-    finally:
-        if drop:
-            while signal.sigtimedwait(_STOPS, 0) is not None:
-                pass
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        _held.append(signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS))
+    except (AttributeError, ValueError, OSError):  # no signal masks here (not POSIX)
+        pass
+
+
+def _forget_held_signals() -> None:
+    if not _held:
+        return
+    while signal.sigtimedwait(_STOPS, 0) is not None:
+        pass
+    if not _hold_to_exit:
+        signal.pthread_sigmask(signal.SIG_SETMASK, _held.pop())
+
+
+def hold_signals_to_exit() -> None:
+    """For the console script: past a command's point of no return, signals stay held until
+    the process exits."""
+    global _hold_to_exit
+    _hold_to_exit = True
 
 
 def internal_error(exc: Exception) -> typer.Exit:

@@ -37,7 +37,7 @@ from asif_convert._cli.common import (
     err,
     gc_paused,
     guard,
-    signals_held,
+    point_of_no_return,
     size_option,
 )
 from asif_convert._errors import InvalidInput, Problem, UsageError
@@ -131,7 +131,7 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
 _READS = {"continuity": "from-continuity", "asif": "to-continuity"}
 
 
-def _run(input_path: str, output: str, to: str, *, source: str | None, report: Path | None,
+def _run(input_path: str, output: str, to: str, *, source: str | None, report: str | None,
          options: Options, compact: bool, limits: Limits, command: str = "convert", package: bool = False,
          artifacts_out: Path | None = None, force: bool = False) -> None:
     jsonio.check_paths(input_path, output, report)
@@ -143,7 +143,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
     # A file output may be written while it is made (a temp file, put in place at the end): then
     # it never exists whole in memory. Standard output gets it whole, once the conversion succeeded.
     pending = jsonio.PendingOutput(output) if output != "-" else None
-    report_pending = jsonio.PendingOutput(str(report)) if report is not None and str(report) != "-" else None
+    report_pending = jsonio.PendingOutput(report) if report is not None and report != "-" else None
     created: list[Path] = []  # the files beside the output: taken back if the output fails
     try:
         try:
@@ -176,18 +176,30 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: P
         for target in (pending, report_pending):
             if target is not None and target.in_place:
                 target.commit()
-        with signals_held(drop=True):  # the point of no return: files are put in place, and said so
-            for target in (pending, report_pending):
-                if target is not None and not target.in_place:
-                    target.commit()
-            created.clear()  # the output is in place: what came with it stays
-            _tell(result, name, output, options.on_loss, size, limits)
+        point_of_no_return()  # files are put in place, and said so
+        for target in (pending, report_pending):
+            if target is not None and not target.in_place:
+                target.commit()
+        created.clear()  # the output is in place: what came with it stays
+        _tell(result, name, output, options.on_loss, size, limits)
     finally:
-        with signals_held():  # a second Ctrl-C must not leave a temp file behind
+        _clean_up(created, [t for t in (pending, report_pending) if t is not None])
+
+
+def _clean_up(created: list[Path], targets: list[jsonio.PendingOutput]) -> None:
+    """Remove what a failed run wrote, and the temp files (nothing once committed). Another
+    Ctrl-C meanwhile does not stop it halfway: the clean-up is done again, then interrupted."""
+    interrupted = False
+    while True:
+        try:
             remove_files(created)
-            for target in (pending, report_pending):
-                if target is not None:
-                    target.discard()  # (nothing once committed)
+            for target in targets:
+                target.discard()
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def _tell(result: Result, name: str, output: str, on_loss: str, size: int, limits: Limits) -> None:
