@@ -131,7 +131,7 @@ def guard(fn: Callable[[], object]) -> None:
     """Run ``fn``; turn our errors into messages and exit codes, and never show a traceback
     (unless ASIF_CONVERT_DEBUG is set; the exit code stays the same either way)."""
     try:
-        with sigterm_interrupts():
+        with sigterm_interrupts(once=True):
             fn()
     except ConversionError as exc:
         raise _fail(exc) from None
@@ -150,20 +150,35 @@ def _interrupt(signum: int, frame: object) -> NoReturn:
     raise KeyboardInterrupt
 
 
+_interrupted: list[bool] = []  # (once) the command is already being interrupted
+
+
+def _interrupt_once(signum: int, frame: object) -> None:
+    if not _interrupted:
+        _interrupted.append(True)
+        raise KeyboardInterrupt
+
+
 @contextmanager
-def sigterm_interrupts() -> Iterator[None]:
+def sigterm_interrupts(*, once: bool = False) -> Iterator[None]:
     """`kill` ends a command as Ctrl-C does: a KeyboardInterrupt unwinds through every
     ``finally``, so a half-written temp file is removed instead of left beside the target.
-    Outside the main thread (a host running the app in a thread) signals are left alone."""
+    With ``once`` only the first Ctrl-C or SIGTERM interrupts: a second one would cut that
+    clean-up short wherever it landed (``batch``, whose second Ctrl-C abandons the files in
+    progress, takes every one). Outside the main thread signals are left alone."""
+    handler = _interrupt_once if once else _interrupt
+    stops = (signal.SIGTERM, signal.SIGINT) if once else (signal.SIGTERM,)
     try:
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+        previous = {sig: signal.signal(sig, handler) for sig in stops}
     except ValueError:  # signal handlers can only be set from the main thread
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        _interrupted.clear()
 
 
 _STOPS = {signal.SIGINT, signal.SIGTERM}

@@ -187,19 +187,10 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
 
 
 def _clean_up(created: list[Path], targets: list[jsonio.PendingOutput]) -> None:
-    """Remove what a failed run wrote, and the temp files (nothing once committed). Another
-    Ctrl-C meanwhile does not stop it halfway: the clean-up is done again, then interrupted."""
-    interrupted = False
-    while True:
-        try:
-            remove_files(created)
-            for target in targets:
-                target.discard()
-            break
-        except KeyboardInterrupt:
-            interrupted = True
-    if interrupted:
-        raise KeyboardInterrupt
+    """Remove what a failed run wrote, and the temp files (nothing once committed)."""
+    remove_files(created)
+    for target in targets:
+        target.discard()
 
 
 def _tell(result: Result, name: str, output: str, on_loss: str, size: int, limits: Limits) -> None:
