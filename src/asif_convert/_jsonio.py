@@ -346,26 +346,18 @@ def write_output(path: str, data: bytes) -> None:
     is never written); the folder is the one ``path`` names, links included. A device or a
     pipe at ``path``, or a link to one, is written in place, as standard output is; a folder
     is refused."""
-    fd = 1 if path == "-" else _descriptor(path)
-    if fd == 1:
+    own = 1 if path == "-" else _descriptor(path)
+    if own == 1:  # through sys.stdout, so that nothing buffered there comes out of order
         _write_stream(sys.stdout.buffer, data, "standard output" if path == "-" else path)
         return
-    if fd is not None:  # another stream of this process (/dev/stderr, /dev/fd/3)
-        sys.stderr.flush()
-        try:
-            stream = os.fdopen(os.dup(fd), "wb", buffering=0)
-        except OSError as exc:
-            raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
-        with stream:
-            _write_stream(stream, data, path)
-        return
     if _in_place(path):
-        try:  # never O_CREAT: what is opened is the device or pipe that was checked, or nothing
-            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        sys.stderr.flush()  # (/dev/stderr: what the command said before comes first)
+        try:  # another stream of this process (/dev/fd/3), or a device or pipe opened without O_CREAT
+            fd = os.dup(own) if own is not None else os.open(path, os.O_WRONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise OutputError(f"cannot write {path}: {exc.strerror} (nothing was written)") from None
-        with os.fdopen(fd, "wb", buffering=0) as fh:
-            _write_stream(fh, data, path)
+        with os.fdopen(fd, "wb", buffering=0) as stream:
+            _write_stream(stream, data, path)
         return
     _refuse_folder(path)
     target = Path(path)
