@@ -142,32 +142,40 @@ def guard(fn: Callable[[], object]) -> None:
         raise
     except Exception as exc:  # a bug: say so briefly, keep the traceback for those who ask
         raise internal_error(exc) from None
-    finally:
-        _forget_held_signals()
 
 
 def _interrupt(signum: int, frame: object) -> NoReturn:
     raise KeyboardInterrupt
 
 
-_interrupted: list[bool] = []  # (once) the command is already being interrupted
+class _Interrupts:
+    """Where the running command stands (``once``): already being interrupted, or past its
+    point of no return; either way a further Ctrl-C or SIGTERM changes nothing."""
+
+    interrupted = False
+    settled = False
+    to_exit = False  # the process ends when the command does (the console script)
 
 
 def _interrupt_once(signum: int, frame: object) -> None:
-    if not _interrupted:
-        _interrupted.append(True)
+    if not (_Interrupts.interrupted or _Interrupts.settled):
+        _Interrupts.interrupted = True
         raise KeyboardInterrupt
+
+
+_STOPS = (signal.SIGTERM, signal.SIGINT)
 
 
 @contextmanager
 def sigterm_interrupts(*, once: bool = False) -> Iterator[None]:
     """`kill` ends a command as Ctrl-C does: a KeyboardInterrupt unwinds through every
     ``finally``, so a half-written temp file is removed instead of left beside the target.
-    With ``once`` only the first Ctrl-C or SIGTERM interrupts: a second one would cut that
-    clean-up short wherever it landed (``batch``, whose second Ctrl-C abandons the files in
-    progress, takes every one). Outside the main thread signals are left alone."""
+    With ``once`` only the first Ctrl-C or SIGTERM before :func:`point_of_no_return`
+    interrupts: a second one would cut that clean-up short wherever it landed (``batch``,
+    whose second Ctrl-C abandons the files in progress, takes every one). Outside the main
+    thread signals are left alone."""
     handler = _interrupt_once if once else _interrupt
-    stops = (signal.SIGTERM, signal.SIGINT) if once else (signal.SIGTERM,)
+    stops = _STOPS if once else (signal.SIGTERM,)
     try:
         previous = {sig: signal.signal(sig, handler) for sig in stops}
     except ValueError:  # signal handlers can only be set from the main thread
@@ -176,44 +184,28 @@ def sigterm_interrupts(*, once: bool = False) -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-        _interrupted.clear()
-
-
-_STOPS = {signal.SIGINT, signal.SIGTERM}
-_held: list[set[int | signal.Signals]] = []  # the signal mask from before the point of no return, once passed
-_hold_to_exit = False  # the process ends when the command does (the console script)
+        if not (_Interrupts.settled and _Interrupts.to_exit):
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+        _Interrupts.interrupted = _Interrupts.settled = False
 
 
 def point_of_no_return() -> None:
     """From here on the command has done what was asked (its output is being put in place):
-    Ctrl-C and SIGTERM are held, then forgotten, since stopping now would only hide that the
-    output is there. For the console script they stay held until the process is gone (it
-    can take a while to free a large conversion); a command run in-process (tests, a host)
-    gets its signals back when :func:`guard` returns. Without signal masks, nothing is held."""
-    if _held:
-        return
-    try:
-        _held.append(signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS))
-    except (AttributeError, ValueError, OSError):  # no signal masks here (not POSIX)
-        pass
-
-
-def _forget_held_signals() -> None:
-    if not _held:
-        return
-    while signal.sigtimedwait(_STOPS, 0) is not None:
-        pass
-    if not _hold_to_exit:
-        signal.pthread_sigmask(signal.SIG_SETMASK, _held.pop())
+    Ctrl-C and SIGTERM are ignored, since stopping now would only hide that the output is
+    there. For the console script they stay ignored until the process is gone (freeing a
+    large conversion takes a while); a command run in-process (tests, a host) gets its
+    handlers back when :func:`guard` returns."""
+    _Interrupts.settled = True
+    if _Interrupts.to_exit:
+        for sig in _STOPS:
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def hold_signals_to_exit() -> None:
-    """For the console script: past a command's point of no return, signals stay held until
-    the process exits."""
-    global _hold_to_exit
-    _hold_to_exit = True
+    """For the console script: past a command's point of no return, signals stay ignored
+    until the process exits."""
+    _Interrupts.to_exit = True
 
 
 def internal_error(exc: Exception) -> typer.Exit:
