@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import ast
 import gc
+import importlib
+import json
 import os
 import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from unittest import mock
 
@@ -15,6 +19,7 @@ import pytest
 
 import asif_convert
 from asif_convert import ConversionError, LossPolicyError, Options, UsageError, convert
+from asif_convert._cli.app import COMMANDS
 
 from .conftest import CONTINUITY_FILES, ROOT
 
@@ -116,6 +121,32 @@ def test_no_deferred_imports_and_no_e402():
                 deferred += [f"{path.name}:{n.lineno}" for n in ast.walk(node)
                              if isinstance(n, ast.Import | ast.ImportFrom)]
     assert deferred == []
+
+
+def test_the_only_import_by_name_is_the_command_table():
+    by_name = sorted(path.relative_to(SRC).as_posix() for path in SRC.rglob("*.py")
+                     if re.search(r"import_module|__import__", path.read_text()))
+    assert by_name == ["_cli/app.py"]
+    for name, (module, function) in COMMANDS.items():  # every entry names a command that exists
+        assert callable(getattr(importlib.import_module(f"asif_convert._cli.{module}"), function)), name
+
+
+def test_a_conversion_imports_none_of_the_other_commands_modules(tmp_path):
+    """What only inspect, diff, view, batch, sign and verify need is not loaded for a conversion."""
+    out = tmp_path / "out.asif.json"
+    code = ("import json, sys\n"
+            "from asif_convert._cli.app import app\n"
+            "try:\n"
+            f"    app(['from-continuity', {str(CONTINUITY_FILES[0])!r}, '-o', {str(out)!r}])\n"
+            "except SystemExit as exc:\n"
+            "    assert exc.code == 0, exc.code\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('deepdiff', 'jinja2', 'cryptography') or m in ('rich.progress', 'multiprocessing', "
+            "'asif_convert._view', 'asif_convert.batch', 'asif_convert._compare', 'asif_convert._signature'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert out.stat().st_size > 0
 
 
 def test_the_public_surface_is_sorted_importable_and_covers_the_readme():

@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from asif_convert import InvalidInput, Limits, UsageError, convert, ensure_valid, validate
+from asif_convert._cli import app as cli
 from asif_convert._cli.app import app
 from asif_convert._registry import loss_kinds
 
@@ -40,7 +41,7 @@ def invoke(*args, input=None, env=None):
 
 # -- help snapshots ---------------------------------------------------------------------------
 
-COMMANDS = [None, *sorted(c.name for c in app.registered_commands)]
+COMMANDS = [None, *sorted(cli.COMMANDS)]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c or "asif-convert")

@@ -2,38 +2,84 @@
 
 from __future__ import annotations
 
+import importlib
 import warnings
-from typing import Annotated
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-from asif_convert._cli import batch, convert, inspect, sign, validate, view
 from asif_convert._cli.common import err, guard, hold_signals_to_exit
 from asif_convert._registry import PluginWarning, registry
 from asif_convert._version import __version__
+
+# Every command: its name -> the module of asif_convert._cli that holds it, and its function.
+# A command's module (and what it needs: deepdiff for inspect and diff, jinja2 for view, rich's
+# progress display for batch, cryptography for sign and verify) is imported when that command
+# is run, so a conversion starts in the time its own modules take, not every command's
+# (0.3 s instead of 0.7 s). This table is the one place the package imports by name; see
+# docs/decisions.md.
+COMMANDS = {
+    "from-continuity": ("convert", "from_continuity"),
+    "to-continuity": ("convert", "to_continuity"),
+    "convert": ("convert", "convert_command"),
+    "batch": ("batch", "batch"),
+    "inspect": ("inspect", "inspect"),
+    "diff": ("inspect", "diff"),
+    "validate": ("validate", "validate"),
+    "formats": ("validate", "formats"),
+    "view": ("view", "view"),
+    "sign": ("sign", "sign"),
+    "verify": ("sign", "verify"),
+}
+
+# Plain help and usage errors: a flag is shown as a flag (no "<bool>" value it would refuse),
+# and an error is one line that does not depend on the terminal's width.
+_SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False, "rich_markup_mode": None}
+
+
+@cache
+def command(name: str) -> TyperCommand:
+    """The command ``name`` (one of ``COMMANDS``), its module imported on first use."""
+    module, function = COMMANDS[name]
+    one = typer.Typer(**_SETTINGS)
+    one.command(name)(getattr(importlib.import_module(f"asif_convert._cli.{module}"), function))
+    built = typer.main.get_command(one)
+    assert isinstance(built, TyperCommand)  # (one command and no callback: a command, not a group)
+    return built
+
+
+class _Commands(Mapping[str, TyperCommand]):
+    """The group's commands: every name known, each command built when it is looked up (the
+    help's list of commands looks up all of them)."""
+
+    def __getitem__(self, name: str) -> TyperCommand:
+        if name not in COMMANDS:
+            raise KeyError(name)
+        return command(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
+
+
+class _Group(TyperGroup):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands = _Commands()  # type: ignore[assignment]  # read-only: commands come from COMMANDS
+
 
 app = typer.Typer(
     name="asif-convert",
     help="Convert AI-agent sessions between agent-continuity exports and ASIF 0.4 session documents.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Plain help and usage errors: a flag is shown as a flag (no "<bool>" value it would refuse),
-    # and an error is one line that does not depend on the terminal's width.
-    rich_markup_mode=None,
+    cls=_Group,
+    **_SETTINGS,
 )
-
-app.command("from-continuity")(convert.from_continuity)
-app.command("to-continuity")(convert.to_continuity)
-app.command("convert")(convert.convert_command)
-app.command("batch")(batch.batch)
-app.command("inspect")(inspect.inspect)
-app.command("diff")(inspect.diff)
-app.command("validate")(validate.validate)
-app.command("formats")(validate.formats)
-app.command("view")(view.view)
-app.command("sign")(sign.sign)
-app.command("verify")(sign.verify)
 
 
 def _version(value: bool) -> None:
