@@ -23,7 +23,7 @@ from unittest import mock
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -471,6 +471,38 @@ def test_long_string_of_escapes(tmp_path):
     doc["messages"][1]["text_content"] = '"\\' * 1_000  # 2,000 characters, 4,000 bytes of escapes
     refused(tmp_path, dumps(doc), "/messages/1/text_content", "a string of 2,000 characters", "--max-string", "1999")
     converted(tmp_path, dumps(doc), "from-continuity", "--max-string", "2000")
+
+
+# Strings mostly of one-byte characters (so a string can be long in characters and still short in
+# bytes), with what makes quotes hard to find: quotes, backslashes, multi-byte characters.
+_tricky_text = st.text(st.sampled_from('aaaaaaab"\\\u00e9\U0001f600'), max_size=60)
+_tricky_json = st.recursive(st.one_of(_tricky_text, st.integers(0, 9)), lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(_tricky_text, inner, max_size=3)), max_leaves=10)
+
+
+def _longest(value) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return max([0, *map(len, value), *map(_longest, value.values())])
+    return max([0, *map(_longest, value)]) if isinstance(value, list) else 0
+
+
+@settings(max_examples=500)
+@given(_tricky_json, st.integers(1, 40), st.booleans())
+@example("a" * 11, 10, True)  # longer than the limit, shorter than two blocks
+@example(['\\"' * 8], 10, True)  # escaped quotes and backslashes only
+def test_a_text_said_to_hold_no_long_string_holds_none(value, limit, ascii_only):
+    """The string check is skipped only when the text's unescaped quotes prove every string short."""
+    data = json.dumps(value, ensure_ascii=ascii_only).encode()  # escapes as other writers make them
+    if not _limits.may_hold_long_strings(data, limit):
+        assert _longest(value) <= limit
+
+
+def test_short_strings_are_told_from_the_quotes_alone():
+    assert not _limits.may_hold_long_strings(json.dumps(["a" * 10] * 100).encode(), 24)
+    assert _limits.may_hold_long_strings(json.dumps(["a" * 10, "b" * 50]).encode(), 24)
+    assert _limits.may_hold_long_strings(json.dumps(['\\"' * 20]).encode(), 24)  # escaped quotes do not count
 
 
 def test_max_bytes_is_checked_before_reading(tmp_path):
