@@ -11,7 +11,9 @@ included. For every input file and repetition, in this order, back to back:
 - ``convert``: ``asif-convert from-continuity|to-continuity FILE -o OUT --compact --no-validate``
   (input limits and input validation on, as always; output validation off);
 - ``convert+validate``: the same without ``--no-validate``;
-- ``trusted`` (with ``--trusted``): ``convert`` with ``--trusted-input``.
+- ``trusted`` (with ``--trusted``): ``convert`` with ``--trusted-input``;
+- ``baseline`` (with ``--baseline DIR``): ``convert`` run from another checkout (an earlier
+  commit, say), in the same repetition as the rest: a before/after pair under the same load.
 
 Each conversion's ratio is taken against the floor of its own repetition (seconds apart, so the
 machine's drift moves both), and the median over repetitions is reported; RSS is the median
@@ -76,11 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the raw figures here")
     ap.add_argument("--src", help="run the command from this checkout's src/ (a copy with src/, schemas/, "
                                   "mappings/, e.g. `git archive HEAD src schemas mappings`), not the working tree")
+    ap.add_argument("--baseline", help="also time `convert` from this checkout (as --src), in every repetition")
     ap.add_argument("--max-bytes", default=None, help="passed to the command (inputs above 512M need it)")
     args = ap.parse_args(argv)
-    env = None
-    if args.src:
-        env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve() / "src")}
+    env = _env(args.src)
 
     rows = []
     out = Path(tempfile.mkdtemp(prefix="asif-bench-"))
@@ -92,19 +93,21 @@ def main(argv: list[str] | None = None) -> int:
                     prefix = "dense-" if corpus == "dense" else ""
                     path = Path(args.data) / f"{prefix}{source}-{_label(mb)}mb.json"
                     ensure(path, mb, corpus == "dense")
-                    configs = {"convert": ["--no-validate"]}
+                    configs = {"convert": (["--no-validate"], env)}
                     if not args.no_validate_only:
-                        configs["convert+validate"] = []
+                        configs["convert+validate"] = ([], env)
                     if args.trusted:
-                        configs["trusted"] = ["--no-validate", "--trusted-input"]
+                        configs["trusted"] = (["--no-validate", "--trusted-input"], env)
+                    if args.baseline:
+                        configs["baseline"] = (["--no-validate"], _env(args.baseline))
                     runs: dict[str, list[dict[str, float]]] = {"floor": [], **{c: [] for c in configs}}
                     for _ in range(args.reps):
                         runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(out / "floor.json")]))
-                        for config, extra in configs.items():
+                        for config, (extra, config_env) in configs.items():
                             cmd = [args.cli, command, str(path), "-o", str(out / "out.json"), "--compact", *extra]
                             if args.max_bytes:
                                 cmd += ["--max-bytes", args.max_bytes]
-                            runs[config].append(timed(cmd, env))
+                            runs[config].append(timed(cmd, config_env))
                     size = path.stat().st_size
                     floor = runs["floor"]
                     row = {"corpus": corpus, "direction": direction, "mb": mb, "size": size,
@@ -129,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _env(src: str | None) -> dict[str, str] | None:
+    return {**os.environ, "PYTHONPATH": str(Path(src).resolve() / "src")} if src else None
+
+
 def line(row: dict, configs: dict) -> str:
     parts = [f"{row['corpus']:8s} {row['direction']:15s} {row['size'] / MB:6.1f} MB floor {row['floor_wall']:.2f}s "
              f"rss {row['floor_rss']:.1f}x"]
@@ -138,7 +145,7 @@ def line(row: dict, configs: dict) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    configs = [c for c in ("convert", "convert+validate", "trusted") if any(c in r for r in rows)]
+    configs = [c for c in ("convert", "convert+validate", "trusted", "baseline") if any(c in r for r in rows)]
     head = "| corpus | direction | file MB | floor s | floor RSS x input | " + " | ".join(
         f"{c} s | {c} x floor (wall) | x floor (CPU) | RSS x input" for c in configs) + " |"
     lines = [head, "|" + "---|" * (5 + 4 * len(configs))]
