@@ -13,12 +13,15 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
+from typer.testing import CliRunner
 
 import asif_convert
 from asif_convert import ConversionError, LossPolicyError, Options, UsageError, convert
+from asif_convert._cli import app as cli
 from asif_convert._cli.app import COMMANDS
 
 from .conftest import CONTINUITY_FILES, ROOT
@@ -147,6 +150,26 @@ def test_a_conversion_imports_none_of_the_other_commands_modules(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == []
     assert out.stat().st_size > 0
+
+
+@pytest.mark.parametrize(("raised", "code", "line"), [
+    (ImportError("No module named 'jinja2'"), 3, "internal error: ImportError: No module named 'jinja2'"),
+    (KeyboardInterrupt(), 130, "interrupted"),
+])
+def test_loading_a_command_ends_as_a_command_does(monkeypatch, raised, code, line):
+    """A broken installation or a Ctrl-C while a command's module loads: one line, its exit code."""
+    def failing(name):
+        raise raised
+
+    cli.command.cache_clear()
+    monkeypatch.setattr(cli, "importlib", SimpleNamespace(import_module=failing))  # (in that module only)
+    try:
+        result = CliRunner().invoke(cli.app, ["view", "x.json"])
+    finally:
+        monkeypatch.undo()
+        cli.command.cache_clear()
+    assert result.exit_code == code
+    assert result.stderr.startswith(line) and result.stderr.count("\n") == 1, result.stderr
 
 
 def test_the_public_surface_is_sorted_importable_and_covers_the_readme():
