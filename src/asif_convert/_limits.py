@@ -173,15 +173,23 @@ def may_hold_long_strings(data: bytes, limit: int) -> bool:
                    for start in range(0, len(data) - block + 1, block))
 
 
+_QUOTES_TRIED = 16  # quotes looked at per block, and
+_BACKSLASHES_COUNTED = 64  # backslashes counted before one, before leaving the block to the walk
+
+
 def _has_unescaped_quote(data: bytes, start: int, end: int) -> bool:
-    """Whether ``data[start:end]`` holds a ``"`` that ends or starts a string: one after an even
-    number of backslashes (in valid JSON a backslash only starts an escape, ``\\`` included)."""
+    """Whether ``data[start:end]`` is seen to hold a ``"`` that ends or starts a string: one
+    after an even number of backslashes (in valid JSON a backslash only starts an escape,
+    ``\\`` included). The work is bounded: a block whose first quotes are all escaped, or
+    follow long runs of backslashes, is said to hold none, and the walk looks at its strings."""
     at = data.find(b'"', start, end)
-    while at != -1:
-        before = at
-        while before > 0 and data[before - 1] == 0x5C:  # (a backslash)
-            before -= 1
-        if (at - before) % 2 == 0:
+    for _ in range(_QUOTES_TRIED):
+        if at == -1:
+            return False
+        run = 0
+        while run <= _BACKSLASHES_COUNTED and run < at and data[at - run - 1] == 0x5C:  # (a backslash)
+            run += 1
+        if run % 2 == 0 and run <= _BACKSLASHES_COUNTED:
             return True
         at = data.find(b'"', at + 1, end)
     return False
