@@ -391,6 +391,7 @@ def _scenario(tmp_path, monkeypatch, name):
         "invalid-validate": ["validate", bad],
         "invalid-unwritable": ["from-continuity", src, "-o", tmp_path / "missing" / "o.json"],
         "usage-unknown-option": ["from-continuity", src, "--bogus"],
+        "usage-unknown-command": ["valdate", src],
         "usage-missing-argument": ["from-continuity"],
         "usage-flag-with-value": ["from-continuity", src, "-o", out, "--strict", "true"],
         "usage-unknown-kind": ["from-continuity", src, "-o", out, "--fail-on", "unmaped_field"],
@@ -411,9 +412,10 @@ MEANINGS = {"converted": "converted", "all-valid": "all files valid", "invalid":
             "usage": "usage error", "internal": "internal error", "loss-policy": "loss policy",
             "interrupted": "interrupted"}
 SCENARIOS = ["converted", "converted-copy", "all-valid", "invalid-json", "invalid-other-format", "invalid-validate",
-             "invalid-unwritable", "usage-unknown-option", "usage-missing-argument", "usage-flag-with-value",
-             "usage-unknown-kind", "usage-unknown-format", "usage-over-input", "usage-bad-limit", "internal-crash",
-             "internal-invalid-output", "loss-policy-on-loss", "loss-policy-fail-on", "interrupted"]
+             "invalid-unwritable", "usage-unknown-option", "usage-unknown-command", "usage-missing-argument",
+             "usage-flag-with-value", "usage-unknown-kind", "usage-unknown-format", "usage-over-input",
+             "usage-bad-limit", "internal-crash", "internal-invalid-output", "loss-policy-on-loss",
+             "loss-policy-fail-on", "interrupted"]
 
 
 def _meaning_code(name: str) -> int:
