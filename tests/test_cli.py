@@ -136,9 +136,9 @@ def test_invalid_output_is_an_internal_error_and_is_not_written(tmp_path, monkey
     from asif_convert._formats.asif import AsifFormat
 
     def broken(self, doc, ctx):
-        return {"asif_version": "0.4"}
+        return {"asif_version": "0.4", "events": []}, "events", iter([{"id": "e1"}])
 
-    monkeypatch.setattr(AsifFormat, "write", broken)
+    monkeypatch.setattr(AsifFormat, "write_streamed", broken)
     out = tmp_path / "o.json"
     res = invoke("from-continuity", EXPORT, "-o", out)
     assert res.exit_code == 3

@@ -834,7 +834,8 @@ def test_stdin_stdout_exit_codes(monkeypatch):
 
     from asif_convert._formats.asif import AsifFormat
 
-    monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: {"asif_version": "0.4"})
+    monkeypatch.setattr(AsifFormat, "write_streamed",
+                            lambda self, doc, ctx: ({"asif_version": "0.4", "events": []}, "events", iter(())))
     internal = invoke("from-continuity", "-", input=CHAT.read_bytes())
     assert internal.exit_code == 3 and internal.stdout == ""
 

@@ -122,7 +122,7 @@ def test_an_internal_error_exits_3_with_or_without_debug(tmp_path, monkeypatch, 
     def broken(self, doc, ctx):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(AsifFormat, "write", broken)
+    monkeypatch.setattr(AsifFormat, "write_streamed", broken)
     out = tmp_path / "o.json"
     res = invoke("from-continuity", EXPORT, "-o", out, env={"ASIF_CONVERT_DEBUG": debug})
     assert res.exit_code == 3
@@ -375,13 +375,15 @@ def _scenario(tmp_path, monkeypatch, name):
     bad.write_text("{")
     if name == "internal-crash":
         from asif_convert._formats.asif import AsifFormat
-        monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: 1 / 0)
+        monkeypatch.setattr(AsifFormat, "write_streamed", lambda self, doc, ctx: 1 / 0)
     if name == "interrupted":  # Ctrl-C in the middle of a conversion
         from asif_convert._formats.asif import AsifFormat
-        monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: (_ for _ in ()).throw(KeyboardInterrupt))
+        monkeypatch.setattr(AsifFormat, "write_streamed",
+                            lambda self, doc, ctx: (_ for _ in ()).throw(KeyboardInterrupt))
     if name == "internal-invalid-output":
         from asif_convert._formats.asif import AsifFormat
-        monkeypatch.setattr(AsifFormat, "write", lambda self, doc, ctx: {"asif_version": "0.4"})
+        monkeypatch.setattr(AsifFormat, "write_streamed",
+                            lambda self, doc, ctx: ({"asif_version": "0.4", "events": []}, "events", iter(())))
     args = {
         "converted": ["from-continuity", src, "-o", out],
         "converted-copy": ["convert", src, "--to", "continuity", "-o", out],

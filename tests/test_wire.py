@@ -27,7 +27,7 @@ from asif_convert import _jsonio as jsonio
 from asif_convert._cli import common
 from asif_convert._cli.app import app
 from asif_convert._codec import codec_for
-from asif_convert._errors import InvalidInput
+from asif_convert._errors import InternalError, InvalidInput, Problem
 from asif_convert._limits import check_output
 from asif_convert._pipeline import _UNDECODED, convert_into, new_context
 from asif_convert._registry import get, namespaces
@@ -40,16 +40,19 @@ CONTINUITY_FILES = sorted((ROOT / "corpus" / "continuity").glob("*.json"))
 
 @pytest.mark.parametrize("path", CONTINUITY_FILES, ids=lambda p: p.stem)
 @pytest.mark.parametrize("compact", [True, False])
-def test_streamed_output_is_byte_for_byte_the_output_built_whole(path, compact):
-    """Without output validation the events are encoded slice by slice; with it the writer's whole
-    tree is validated and encoded at once. The bytes are the same."""
+def test_streamed_output_is_byte_for_byte_the_output_built_whole(path, compact, monkeypatch):
+    """ASIF events are encoded slice by slice (with output validation, once the validators
+    passed them whole); a format without ``write_streamed`` has its whole tree encoded at once.
+    The bytes are the same."""
     data = path.read_bytes()
     streamed = convert(data, to="asif", options=Options(validate=False), compact=compact)
+    validated = convert(data, to="asif", options=Options(validate=True), compact=compact)
+    monkeypatch.delattr(type(get("asif")), "write_streamed")
     whole = convert(data, to="asif", options=Options(validate=True), compact=compact)
-    assert streamed._document is _UNDECODED  # nothing decoded until asked
-    assert streamed.output == whole.output
-    assert streamed.document == whole.document == json.loads(whole.output)
-    assert streamed.counts == whole.counts
+    assert streamed._document is _UNDECODED and validated._document is _UNDECODED  # nothing decoded until asked
+    assert streamed.output == validated.output == whole.output
+    assert streamed.document == validated.document == whole.document == json.loads(whole.output)
+    assert streamed.counts == validated.counts == whole.counts
     assert streamed.counts["events"] == len(whole.document["events"])
 
 
@@ -480,8 +483,19 @@ def test_a_streamed_result_has_no_document_to_decode():
                                       options=Options(validate=False)).output
     with pytest.raises(UsageError, match="sink"):
         _ = res.document
-    whole = convert_into(CONTINUITY_FILES[0].read_bytes(), sink, to="asif")  # validated: built whole
-    assert not whole.streamed and whole.output
+    validated = convert_into(CONTINUITY_FILES[0].read_bytes(), io.BytesIO(), to="asif")
+    assert validated.streamed and validated.output == b""
+
+
+def test_a_validated_output_that_fails_writes_nothing_to_the_sink(monkeypatch):
+    """Output validation runs on the whole output before its first piece is encoded: an invalid
+    output reaches no sink (a file output is a temp file, but a library caller's sink may not be)."""
+    bad = Problem(rule="ASIF-R005", path="/events/0", message="planted")
+    monkeypatch.setattr(type(get("asif")), "validate", lambda self, doc: [bad])
+    sink = io.BytesIO()
+    with pytest.raises(InternalError, match="planted"):
+        convert_into(CONTINUITY_FILES[0].read_bytes(), sink, to="asif")
+    assert sink.getvalue() == b""
 
 
 @pytest.mark.parametrize("ours", [False, True], ids=["export", "export-with-our-state"])

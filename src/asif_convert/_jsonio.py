@@ -120,6 +120,15 @@ def encode_streamed(head: dict[str, Any], key: str, items: Iterator[Any], *, com
     return b"".join(encoding), encoding.count
 
 
+def drained(items: list[Any]) -> Iterator[Any]:
+    """The items of ``items`` (a list walked only here from now on), each let go of as it is
+    taken: fed to :class:`StreamedEncoding`, what was encoded is freed for the next slice."""
+    for k, item in enumerate(items):
+        items[k] = None
+        yield item
+    items.clear()
+
+
 class StreamedEncoding:
     """The bytes ``encode`` gives for ``head`` with its (empty) list ``head[key]`` holding
     ``items``, as pieces, made without ever holding all the items as JSON values, nor (when the

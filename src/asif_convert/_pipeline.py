@@ -248,9 +248,10 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
 def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str | None = None,
                  options: Options | None = None, name: str = "<input>", compact: bool = False,
                  limits: Limits | None = None, package: bool = False) -> Result:
-    """:func:`convert`; an output encoded as it is built (a document that is not a package,
-    without output validation) goes piece by piece to ``sink`` instead of ``Result.output``,
-    which is then empty (``Result.streamed`` says so): the output never exists whole in memory.
+    """:func:`convert`; an output its format encodes a slice at a time (an ASIF document that
+    is not a package) goes piece by piece to ``sink`` instead of ``Result.output``, which is
+    then empty (``Result.streamed`` says so): the output never exists whole as bytes, nor
+    (without output validation) whole as JSON values.
     A refusal may come after some pieces: the sink must hold them apart until the end (the
     command line writes a temp file, renamed once the conversion succeeded)."""
     options = options or Options()
@@ -299,11 +300,17 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
             files[source_doc.path] = input_bytes
     ctx.embedded = files
     artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
-    write_streamed = None if options.validate else getattr(dst, "write_streamed", None)
+    write_streamed = getattr(dst, "write_streamed", None)
     streamed = False  # whether the output went to the sink
-    if write_streamed is not None:  # the output is encoded as it is built: it never exists whole as JSON values
+    if write_streamed is not None:  # the output is encoded a slice at a time: never whole as bytes
         out, key, items = write_streamed(doc, ctx)
         del doc  # the items hold what they still need of the IR
+        if options.validate:  # the validators take one document: its items are built whole, the
+            # IR let go as they are (so never the IR and the output's values at once), and let go
+            # in turn as they are encoded
+            out[key] = [msgspec.to_builtins(item) for item in items]
+            _check_written(dst, out, problems, ctx, name)
+            items, out[key] = jsonio.drained(out[key]), []
         losses = ctx.losses()
         _apply_loss_policy(losses, options, name)
         encoding = jsonio.StreamedEncoding(out, key, items, compact=compact, limits=limits, source=name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -10,6 +10,7 @@ import msgspec
 from asif_convert import ir
 from asif_convert._codec import codec_for
 from asif_convert._errors import Problem
+from asif_convert._jsonio import drained
 from asif_convert._validation.schemas import ASIF_SCHEMA, schema_problems
 from asif_convert._validation.semantic import check_semantics
 from asif_convert.plugin import Context
@@ -41,14 +42,7 @@ class AsifFormat:
         the IR held."""
         codec = codec_for(ctx.namespaces)
         doc = _with_losses(doc, ctx)
-        return codec.dump_document(doc, events=False), "events", _released(doc.events, codec.wire_event)
-
-
-def _released(events: list[Any], dump: Callable[[ir.Event], Any]) -> Iterator[Any]:
-    for k, ev in enumerate(events):
-        events[k] = None  # (the list is only walked here from now on)
-        yield dump(ev)
-    events.clear()
+        return codec.dump_document(doc, events=False), "events", map(codec.wire_event, drained(doc.events))
 
 
 def _with_losses(doc: ir.Document, ctx: Context) -> ir.Document:
