@@ -505,6 +505,44 @@ def test_short_strings_are_told_from_the_quotes_alone():
     assert _limits.may_hold_long_strings(json.dumps(['\\"' * 20]).encode(), 24)  # escaped quotes do not count
 
 
+# Values near the integer limit (16 and 17 digits on either side of it), digits and brackets in
+# strings, and nesting: what the bytes-level proof of an output slice must not be fooled by.
+_near_limit = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from(
+    [2**53 - 1, 2**53, -(2**53 - 1), -(2**53), 10**15, 10**16, 999_999_999_999_999_9]))
+_deep_json = st.recursive(
+    st.one_of(_near_limit, st.floats(allow_nan=False, allow_infinity=False), st.text("0123456789[{:,-", max_size=20)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text("0[{:", max_size=3), inner,
+                                                                          max_size=2)), max_leaves=12)
+
+
+@settings(max_examples=500)
+@given(st.lists(_deep_json, min_size=1, max_size=4), st.integers(2, 7))
+@example([2**53], 8)  # beyond the limit by one
+@example([[[[1]]]], 5)  # item nested 4 deep: the list, "events" and the root make 6 > 5
+def test_an_output_slice_proved_within_limits_from_its_bytes_is(items, max_depth):
+    """An output slice's values are walked only when its bytes cannot prove it within the depth
+    and integer limits: what they prove, the walk finds too."""
+    limits = _limits.Limits(max_depth=max_depth)
+    encoded = [msgspec.json.encode(item) for item in items]
+    data = msgspec.json.encode(items)
+    assert data == b"[" + b",".join(encoded) + b"]"
+    if _limits._within_limits(data, encoded, max_depth - 2):  # the slice of a list one level below the root
+        assert _limits._walk(items, limits, False, 1) is None
+
+
+def test_an_output_slice_is_walked_when_its_bytes_cannot_prove_it_within_limits():
+    within = _limits._within_limits
+    one = msgspec.json.encode
+    assert within(one([999_999_999_999_999]), [one(999_999_999_999_999)], 5)  # 15 digits: within
+    assert not within(one([9007199254740992]), [one(9007199254740992)], 5)
+    assert not within(one([9007199254740991]), [one(9007199254740991)], 5)  # 2^53 - 1: allowed, but 16 digits
+    assert not within(one([{"n": -9007199254740992}]), [one({"n": -9007199254740992})], 5)
+    assert within(one(["9007199254740992"]), [one("9007199254740992")], 5)  # a string: no number after a quote
+    assert within(one([[[1]]]), [one([[1]])], 2) and not within(one([[[1]]]), [one([[1]])], 1)
+    # Brackets in strings count as levels: a walk, not a wrong answer.
+    assert not within(one(["[[["]), [one("[[[")], 2)
+
+
 def test_max_bytes_is_checked_before_reading(tmp_path):
     """A 1 GiB file (sparse: it costs no disk) is refused from its size, without reading it."""
     big = tmp_path / "input.json"

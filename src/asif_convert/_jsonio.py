@@ -160,8 +160,10 @@ class StreamedEncoding:
         rest = head[at + 1:]
         del head
         while batch := list(islice(self.items, self.slice_size)):
-            encoded = _encoder.encode(batch)
-            check_output(encoded, batch, self.limits, self.source, at=(self.key,), start=self.count)
+            items = list(map(_encoder.encode, batch))  # (each item's bytes bound its depth: see check_output)
+            encoded = b"[" + b",".join(items) + b"]"
+            check_output(encoded, batch, self.limits, self.source, at=(self.key,), start=self.count, items=items)
+            del items
             first, self.count = not self.count, self.count + len(batch)
             del batch
             if self.compact:

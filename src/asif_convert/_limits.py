@@ -133,7 +133,7 @@ def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
 
 
 def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[str, ...] = (),
-                 start: int = 0) -> None:
+                 start: int = 0, items: list[bytes] | None = None) -> None:
     """Refuse to write an output (``doc``, encoded as ``data``) whose structure could not be read
     back under the limits it was written with: a conversion adds levels (an ASIF event holds a
     continuity message's content three levels down, a residual holds ASIF values deeper still)
@@ -146,8 +146,14 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[s
     when reading the output back needs a larger ``--max-bytes``.
 
     ``doc`` may also be a slice of a list of the output (encoded as ``data``): the list at path
-    ``at``, the slice's first item at index ``start`` of it, checked as part of the whole."""
-    found = _walk(doc, limits, may_hold_long_strings(data, limits.max_string), len(at))
+    ``at``, the slice's first item at index ``start`` of it, checked as part of the whole. The
+    compact encodings of its items (``data`` is ``[`` + them joined by ``,`` + ``]``), when
+    given, usually prove the slice within the limits without a look at its values
+    (:func:`_within_limits`)."""
+    strings = may_hold_long_strings(data, limits.max_string)
+    if items is not None and not strings and _within_limits(data, items, limits.max_depth - len(at) - 1):
+        return
+    found = _walk(doc, limits, strings, len(at))
     if found is not None:
         problem = _locate(msgspec.to_builtins(doc), found, limits, at, start)  # (structs as JSON values)
         flag = {"depth": "--max-depth", "string": "--max-string"}.get(found)
@@ -155,6 +161,29 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[s
         raise InvalidInput([Problem(rule=problem.rule, path=problem.path,
                                     message=f"in the output: {problem.message}, so it could not be read back "
                                             f"with the same limits{advice}")], source)
+
+
+# Digits as "0", what may come before a number in compact JSON (":", ",", "[") as ":", a minus
+# sign as itself, everything else as a space.
+_NUMBERS = bytes((0x30 if 0x30 <= c <= 0x39 else 0x3A if c in b":,[" else 0x2D if c == 0x2D else 0x20)
+                 for c in range(256))
+_LARGE = (b":" + b"0" * 16, b":-" + b"0" * 16)  # 2^53 has 16 digits: a number beyond ±(2^53 − 1) has as many
+
+
+def _within_limits(data: bytes, items: list[bytes], room: int) -> bool:
+    """Whether a list slice, in compact JSON ``data`` and its items' encodings ``items``, is
+    certainly nested no deeper than ``room`` levels below the list and holds no integer beyond
+    ±(2^53 − 1); False only sends it to the walk. Each is told from the bytes at C speed:
+
+    - an item nested k levels deep opens k objects or arrays at once, and each opening is its
+      own ``[`` or ``{`` byte, so an item with at most ``room`` of them (strings' included) is
+      within the depth;
+    - such an integer is written as 16 digits or more just after the ``:``, ``,`` or ``[`` (and
+      minus sign) that precede every number of compact JSON; digits in strings only cost a walk."""
+    numbers = data.translate(_NUMBERS)
+    if any(large in numbers for large in _LARGE):
+        return False
+    return all(item.count(b"[") + item.count(b"{") <= room for item in items)
 
 
 def may_hold_long_strings(data: bytes, limit: int) -> bool:
