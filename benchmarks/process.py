@@ -13,7 +13,8 @@ included. For every input file and repetition, in this order, back to back:
 - ``convert+validate``: the same without ``--no-validate``;
 - ``trusted`` (with ``--trusted``): ``convert`` with ``--trusted-input``;
 - ``baseline`` (with ``--baseline DIR``): ``convert`` run from another checkout (an earlier
-  commit, say), in the same repetition as the rest: a before/after pair under the same load.
+  commit, say), in the same repetition as the rest: a before/after pair under the same load;
+  and ``baseline+validate``, its ``convert+validate``, unless ``--no-validate-only``.
 
 Each conversion's ratio is taken against the floor of its own repetition (seconds apart, so the
 machine's drift moves both), and the median over repetitions is reported; RSS is the median
@@ -78,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the raw figures here")
     ap.add_argument("--src", help="run the command from this checkout's src/ (a copy with src/, schemas/, "
                                   "mappings/, e.g. `git archive HEAD src schemas mappings`), not the working tree")
-    ap.add_argument("--baseline", help="also time `convert` from this checkout (as --src), in every repetition")
+    ap.add_argument("--baseline", help="also time `convert` (and `convert+validate`) from this checkout (as "
+                                       "--src), in every repetition")
     ap.add_argument("--max-bytes", default=None, help="passed to the command (inputs above 512M need it)")
     args = ap.parse_args(argv)
     env = _env(args.src)
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                         configs["trusted"] = (["--no-validate", "--trusted-input"], env)
                     if args.baseline:
                         configs["baseline"] = (["--no-validate"], _env(args.baseline))
+                        if not args.no_validate_only:
+                            configs["baseline+validate"] = ([], _env(args.baseline))
                     runs: dict[str, list[dict[str, float]]] = {"floor": [], **{c: [] for c in configs}}
                     for _ in range(args.reps):
                         runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(out / "floor.json")]))
@@ -145,7 +149,8 @@ def line(row: dict, configs: dict) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    configs = [c for c in ("convert", "convert+validate", "trusted", "baseline") if any(c in r for r in rows)]
+    configs = [c for c in ("convert", "convert+validate", "trusted", "baseline", "baseline+validate")
+               if any(c in r for r in rows)]
     head = "| corpus | direction | file MB | floor s | floor RSS x input | " + " | ".join(
         f"{c} s | {c} x floor (wall) | x floor (CPU) | RSS x input" for c in configs) + " |"
     lines = [head, "|" + "---|" * (5 + 4 * len(configs))]
