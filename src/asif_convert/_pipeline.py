@@ -261,7 +261,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     dst = get(to)
     if package and dst.name != "asif":
         raise UsageError(f"a package carries an ASIF session; {dst.name} output cannot be packaged")
-    unknown = sorted(options.fail_on - loss_kinds().keys())
+    unknown = sorted(options.fail_on - loss_kinds().keys()) if options.fail_on else []
     if unknown:  # a misspelled kind would never fire
         raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
                          f"{', '.join(loss_kinds())}")
