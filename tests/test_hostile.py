@@ -408,6 +408,27 @@ def test_output_limits_hold_without_output_validation(tmp_path):
     converted(tmp_path, doc, "from-continuity", "--no-validate")
 
 
+@pytest.mark.parametrize("flags", [[], ["--no-validate"]], ids=["validated", "streamed"])
+def test_of_several_places_over_the_limits_the_first_in_the_output_is_named(tmp_path, flags):
+    """The events are checked a slice at a time, the rest of the document before them; still,
+    as for a whole document, the place named is the first in the output's order: an event
+    before a branch, the session before an event."""
+    doc = load(CORPUS / "continuity" / "14-mixed-everything.json")
+
+    def nested(levels: int) -> list:
+        return json.loads("[" * levels + "1" + "]" * levels)
+
+    doc["branches"][0]["metadata"]["k"] = nested(16)
+    doc["events"][0]["payload"]["k"] = nested(15)
+    stderr = refused(tmp_path, dumps(doc), "/events/1/data/value/payload/k" + "/0" * 14,
+                     "in the output: arrays and objects are nested more than 20 levels", "--max-depth", "20", *flags)
+    assert "/branches/" not in stderr
+    doc["session"]["metadata"] = {"k": nested(17)}
+    stderr = refused(tmp_path, dumps(doc), "/session/agent-continuity~11/metadata/k" + "/0" * 16,
+                     "in the output: arrays and objects are nested more than 20 levels", "--max-depth", "20", *flags)
+    assert "/events/" not in stderr
+
+
 def test_what_asif_convert_writes_reads_back_with_the_same_limits(tmp_path):
     """Every command that reads documents takes the limits, and reads back what a conversion
     under those limits wrote."""

@@ -150,7 +150,7 @@ class StreamedEncoding:
 
     def __iter__(self) -> Iterator[bytes]:
         head = _encoder.encode(self.head)
-        check_output(head, self.head, self.limits, self.source)  # (the length of its encoding is what counts)
+        later = self._check_head(head)
         if not self.compact:
             head = msgspec.json.format(head, indent=2)
         # The list's "]": the head's keys are unique, and none but its own sit at that indentation.
@@ -171,7 +171,25 @@ class StreamedEncoding:
             else:  # "[\n  item,\n  item\n]": the items' lines, two spaces deeper
                 lines = msgspec.json.format(encoded, indent=2)[2:-2].replace(b"\n", b"\n  ")
                 yield (b"\n  " if first else b",\n  ") + lines
+        if later is not None:
+            raise later
         yield (b"]" if self.compact or not self.count else b"\n  ]") + rest + b"\n"
+
+    def _check_head(self, head: bytes) -> InvalidInput | None:
+        """Check the head against the limits (the length of its encoding is what counts). A
+        refusal is raised now, unless it names a place after the items' list: then it is
+        returned, for the caller to raise once the items are checked, so that of several
+        places, the output's first in document order is named, as for a whole document."""
+        try:
+            check_output(head, self.head, self.limits, self.source)
+        except InvalidInput as exc:
+            member = exc.problems[0].path.split("/")[1:2]
+            name = member[0].replace("~1", "/").replace("~0", "~") if member else None
+            keys = list(self.head)
+            if name in self.head and keys.index(self.key) < keys.index(name):
+                return exc
+            raise
+        return None
 
 
 def read_input(path: str, limits: Limits | None = None) -> tuple[bytes, str]:

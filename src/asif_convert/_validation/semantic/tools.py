@@ -20,6 +20,7 @@ def _tool_schema_problem() -> Any:
     meta = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
     return lambda schema: best_match(meta.iter_errors(schema))
 
+
 _MISSING = object()
 
 
