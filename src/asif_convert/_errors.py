@@ -89,3 +89,8 @@ class InternalError(ConversionError):
 def pointer(*parts: str | int) -> str:
     """Build an RFC 6901 JSON pointer from path segments."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def pointer_segment(token: str) -> str:
+    """One reference token of a JSON pointer as the segment it names (``pointer``'s inverse)."""
+    return token.replace("~1", "/").replace("~0", "~")

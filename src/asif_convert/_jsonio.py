@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import msgspec
 
-from asif_convert._errors import InvalidInput, OutputError, Problem, UsageError
+from asif_convert._errors import InvalidInput, OutputError, Problem, UsageError, pointer_segment
 from asif_convert._limits import (
     Limits,
     check_output,
@@ -184,7 +184,7 @@ class StreamedEncoding:
             check_output(head, self.head, self.limits, self.source)
         except InvalidInput as exc:
             member = exc.problems[0].path.split("/")[1:2]
-            name = member[0].replace("~1", "/").replace("~0", "~") if member else None
+            name = pointer_segment(member[0]) if member else None
             keys = list(self.head)
             if name in self.head and keys.index(self.key) < keys.index(name):
                 return exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from asif_convert._errors import pointer
+from asif_convert._errors import pointer, pointer_segment
 from asif_convert._validation.semantic.index import (
     Index,
     Path,
@@ -262,7 +262,7 @@ def resolve_pointer(value: Any, selector: str) -> bool:
     for token in selector[1:].split("/"):
         if _BAD_ESCAPE.search(token):
             return False
-        token = token.replace("~1", "/").replace("~0", "~")
+        token = pointer_segment(token)
         if isinstance(value, list):
             if not _ARRAY_INDEX.fullmatch(token) or int(token) >= len(value):
                 return False

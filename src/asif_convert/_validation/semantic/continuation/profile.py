@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from asif_convert._errors import pointer
+from asif_convert._errors import pointer, pointer_segment
 from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list
 from asif_convert._validation.semantic.resources import path_problem
 
@@ -29,7 +29,7 @@ def resolve_pointer(value: Any, selector: str) -> Any:
     for token in selector[1:].split("/"):
         if re.search(r"~(?![01])", token):
             return MISSING
-        token = token.replace("~1", "/").replace("~0", "~")
+        token = pointer_segment(token)
         if isinstance(value, list):
             if not re.fullmatch(r"0|[1-9][0-9]*", token) or int(token) >= len(value):
                 return MISSING
