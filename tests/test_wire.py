@@ -26,7 +26,7 @@ from asif_convert import Limits, Options, UsageError, convert, ir
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli import common
 from asif_convert._cli.app import app
-from asif_convert._codec import codec_for
+from asif_convert._codec import Codec, codec_for
 from asif_convert._errors import InternalError, InvalidInput, Problem
 from asif_convert._limits import check_output
 from asif_convert._pipeline import _UNDECODED, convert_into, new_context
@@ -36,6 +36,7 @@ from .strategies import asif_sessions, json_values
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTINUITY_FILES = sorted((ROOT / "corpus" / "continuity").glob("*.json"))
+ASIF_FILES = sorted((ROOT / "corpus" / "asif").glob("*.json"))
 
 
 @pytest.mark.parametrize("path", CONTINUITY_FILES, ids=lambda p: p.stem)
@@ -517,6 +518,47 @@ def test_reading_lets_the_records_go_only_for_a_conversion(ours):
     get("continuity").read(export, ctx)
     assert export["messages"] == [None] * len(kept["messages"]) and kept["messages"]
     assert export["events"] == [None] * len(kept["events"])
+
+
+def test_reading_asif_lets_the_events_go_only_for_a_conversion(monkeypatch):
+    data = (ROOT / "corpus" / "asif" / "compaction-with-attachment.session.json").read_bytes()
+    doc = json.loads(data)
+    kept = json.loads(data)
+    convert(doc, to="continuity")
+    assert doc == kept  # the caller's document is never the one released
+    ctx = new_context(Options())
+    read = get("asif").read(doc, ctx)
+    assert doc == kept
+    ctx.release_input = True
+    events, left = doc["events"], []
+    load_event = Codec.load_event
+
+    def counting(self, raw, provenance=None):
+        left.append(sum(e is not None for e in events))
+        return load_event(self, raw, provenance)
+
+    monkeypatch.setattr(Codec, "load_event", counting)
+    assert get("asif").read(doc, ctx) == read
+    assert left == list(range(len(kept["events"]) - 1, -1, -1))  # each event let go as it is read
+    assert doc["events"] == [] and kept["events"]
+
+
+def test_events_share_a_provenance_node_only_when_it_is_spelled_the_same():
+    """Most events of a session have one or two provenances: byte-equal ones are one node.
+    Values Python calls equal but JSON spells apart (1 and 1.0, true and 1) stay apart."""
+    def event(k, **provenance):
+        return {"id": f"e{k}", "sequence": k, "actor_id": "a", "kind": "note", "causes": [],
+                "provenance": {"mode": "reported", "producer": "p", **provenance},
+                "data": {"parts": [], "category": "c"}}
+    raw = [event(0), event(1), event(2, weight=1), event(3, weight=1.0), event(4, weight=True), event(5),
+           event(6)]
+    codec = codec_for(namespaces())
+    session = json.loads((ROOT / "corpus" / "asif" / "compaction-with-attachment.session.json").read_bytes())
+    doc = codec.load_document({**session, "events": json.loads(json.dumps(raw))})
+    nodes = [ev.provenance for ev in doc.events]
+    assert nodes[0] is nodes[1] and nodes[5] is nodes[6]
+    assert len({id(n) for n in nodes[1:6]}) == 5
+    assert msgspec.json.encode([codec.dump_event(ev) for ev in doc.events]) == msgspec.json.encode(raw)
 
 
 def test_nodes_without_extras_share_one_empty_value_that_refuses_writes():

@@ -267,6 +267,8 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
                          f"{', '.join(loss_kinds())}")
     found = _read(data, source, name, limits)
     raw, src, name = found.raw, found.format, found.name
+    if not options.source_pointers:  # the bytes are read from here on as decoded values: they need
+        found.data = None  # not stay while the input is validated and its IR built
     problems = src.validate(raw)
     fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
     if fatal:
@@ -289,7 +291,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
             ctx.source_document = source_reference(found.data, name,
                                                    member="session.json" if is_package(found.data) else None)
     input_bytes = found.data if source_doc is not None else None
-    found.data = None  # read from here on as decoded values: the bytes need not stay while the IR is built
+    found.data = None
     doc = src.read(raw, ctx)
     files = found.files
     del raw, found  # the decoded input is no longer needed: let it go before the output is built

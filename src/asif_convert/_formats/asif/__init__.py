@@ -29,7 +29,7 @@ class AsifFormat:
         return schema_problems(ASIF_SCHEMA, doc) or check_semantics(doc)
 
     def read(self, doc: Any, ctx: Context) -> ir.Document:
-        return codec_for(ctx.namespaces).load_document(doc)
+        return codec_for(ctx.namespaces).load_document(doc, release=ctx.release_input)
 
     def write(self, doc: ir.Document, ctx: Context) -> Any:
         return codec_for(ctx.namespaces).dump_document(_with_losses(doc, ctx))
