@@ -57,6 +57,25 @@ def test_streamed_output_is_byte_for_byte_the_output_built_whole(path, compact, 
     assert streamed.counts["events"] == len(whole.document["events"])
 
 
+@pytest.mark.parametrize("path", ASIF_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("compact", [True, False])
+def test_a_streamed_export_is_byte_for_byte_the_export_encoded_whole(path, compact, monkeypatch):
+    """A continuity export is built whole (its residual is what reading it back differs by),
+    then its messages are encoded a slice at a time, each let go of once encoded."""
+    data = path.read_bytes()
+    streamed = convert(data, to="continuity", options=Options(validate=False), compact=compact)
+    validated = convert(data, to="continuity", compact=compact)
+    sink = io.BytesIO()
+    assert convert_into(data, sink, to="continuity", compact=compact).streamed
+    monkeypatch.delattr(type(get("continuity")), "write_streamed")
+    whole = convert(data, to="continuity", compact=compact)
+    assert streamed._document is _UNDECODED and validated._document is _UNDECODED
+    assert streamed.output == validated.output == whole.output == sink.getvalue()
+    assert streamed.document == validated.document == whole.document == json.loads(whole.output)
+    assert streamed.counts == validated.counts == whole.counts
+    assert streamed.counts["messages"] == len(whole.document["messages"])
+
+
 def test_streamed_encoding_across_many_slices_matches_one_encode():
     head = {"a": 1, "events": [], "z": {"k": [1, 2]}}
     items = [{"i": i, "s": "x" * (i % 7)} for i in range(jsonio._SLICE * 2 + 5)]

@@ -249,9 +249,9 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
                  options: Options | None = None, name: str = "<input>", compact: bool = False,
                  limits: Limits | None = None, package: bool = False) -> Result:
     """:func:`convert`; an output its format encodes a slice at a time (an ASIF document that
-    is not a package) goes piece by piece to ``sink`` instead of ``Result.output``, which is
-    then empty (``Result.streamed`` says so): the output never exists whole as bytes, nor
-    (without output validation) whole as JSON values.
+    is not a package, a continuity export) goes piece by piece to ``sink`` instead of
+    ``Result.output``, which is then empty (``Result.streamed`` says so): the output never
+    exists whole as bytes, nor (an ASIF one, without output validation) whole as JSON values.
     A refusal may come after some pieces: the sink must hold them apart until the end (the
     command line writes a temp file, renamed once the conversion succeeded)."""
     options = options or Options()
@@ -307,10 +307,10 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     if write_streamed is not None:  # the output is encoded a slice at a time: never whole as bytes
         out, key, items = write_streamed(doc, ctx)
         del doc  # the items hold what they still need of the IR
-        if options.validate:  # the validators take one document: its items are built whole, the
-            # IR let go as they are (so never the IR and the output's values at once), and let go
-            # in turn as they are encoded
-            out[key] = [msgspec.to_builtins(item) for item in items]
+        if options.validate:  # the validators take one document: its items are built whole (the
+            # IR let go as they are, so never the IR and the output's values at once; items that
+            # are dicts already are JSON values), and let go in turn as they are encoded
+            out[key] = [item if type(item) is dict else msgspec.to_builtins(item) for item in items]
             _check_written(dst, out, problems, ctx, name)
             items, out[key] = jsonio.drained(out[key]), []
         losses = ctx.losses()

@@ -3,6 +3,7 @@ ASIF -> continuity -> ASIF exact."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -13,6 +14,7 @@ from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec, codec_for
 from asif_convert._errors import Problem
 from asif_convert._formats.continuity import NAMESPACE, artifacts, pointers, reader, residual, writer
+from asif_convert._jsonio import drained
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_table
 from asif_convert._validation.continuity import referential_problems
@@ -114,6 +116,16 @@ class ContinuityFormat:
             export = pointers.back(export, origins, msgspec.convert(ctx.source_document, pointers.DocumentRef),
                                    restored=ctx.options.residual)
         return export
+
+    def write_streamed(self, doc: ir.Document, ctx: Context) -> tuple[dict[str, Any], str, Iterator[Any]]:
+        """What ``write`` builds, as the export with an empty ``messages`` list in its place, the
+        member's name, and its messages one by one: the caller encodes them a slice at a time,
+        each let go of once encoded, so the export's values and its bytes never coexist whole.
+        (The export is built whole first: the residual is what reading it back differs by.)"""
+        export = self.write(doc, ctx)
+        messages, export["messages"] = export["messages"], []
+        return export, "messages", drained(messages)
+
 
 def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any] | None:
     """``patch.diff`` of the two documents as ASIF JSON, dumping only the records that differ:
