@@ -91,6 +91,18 @@ def test_streamed_encoding_across_many_slices_matches_one_encode():
     assert (got, count) == (jsonio.encode(last, compact=True), 0)
 
 
+def test_a_slice_ends_at_its_count_or_its_bytes_whichever_comes_first():
+    """Long items (messages of a text-heavy export) make short slices: a slice of 2,048 of them
+    would be megabytes, held several times over while it is checked and written."""
+    items = ["x" * 8 for _ in range(10)]  # 10 bytes each, encoded
+    for size, size_bytes, pieces in ((4, 1000, 3), (100, 25, 4), (2, 25, 5)):
+        encoding = jsonio.StreamedEncoding({"events": []}, "events", iter(items), compact=True, limits=Limits(),
+                                           source="t", slice_size=size, slice_bytes=size_bytes)
+        got = list(encoding)
+        assert len(got) == 1 + pieces + 1  # the head up to the list, the slices, the rest
+        assert b"".join(got) == jsonio.encode({"events": items}, compact=True)
+
+
 def _refusal(head, items, limits):
     with pytest.raises(InvalidInput) as info:
         jsonio.encode_streamed(head, "events", iter(items), compact=True, limits=limits, source="t")
@@ -153,13 +165,15 @@ def test_streamed_dump_and_encode_equal_the_whole_document(doc):
     assert count == len(ir.events)
 
 
-@given(json_values(), json_values(), st.lists(json_values(), max_size=9), st.integers(1, 4), st.booleans())
-def test_a_streamed_encoding_is_the_whole_encoding_for_any_values_and_slices(a, z, items, size, compact):
+@given(json_values(), json_values(), st.lists(json_values(), max_size=9), st.integers(1, 4), st.integers(1, 64),
+       st.booleans())
+def test_a_streamed_encoding_is_the_whole_encoding_for_any_values_and_slices(a, z, items, size, size_bytes,
+                                                                             compact):
     """Indented output is indented a slice at a time (each slice's lines moved two levels deeper):
     the bytes are those of indenting the whole, whatever the values, the key order and the slices."""
     head = {"a": a, "events": [], "z": z}
     encoding = jsonio.StreamedEncoding(head, "events", iter(items), compact=compact, limits=Limits(), source="t",
-                                       slice_size=size)
+                                       slice_size=size, slice_bytes=size_bytes)
     assert b"".join(encoding) == jsonio.encode({**head, "events": items}, compact=compact)
     assert encoding.count == len(items)
 

@@ -10,7 +10,6 @@ import secrets
 import stat
 import sys
 from collections.abc import Iterator
-from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -109,7 +108,11 @@ def encode(doc: Any, *, compact: bool = False) -> bytes:
     return data + b"\n"
 
 
-_SLICE = 2048  # items encoded at a time: large enough that per-slice costs vanish, small next to a session
+# A slice of items encoded at a time ends at this many items or bytes, whichever comes first:
+# large enough that per-slice costs vanish, small next to a session (a slice of 2,048 long
+# messages would be megabytes, held several times over while it is checked and written).
+_SLICE = 2048
+_SLICE_BYTES = 1 << 20
 
 
 def encode_streamed(head: dict[str, Any], key: str, items: Iterator[Any], *, compact: bool, limits: Limits,
@@ -140,12 +143,13 @@ class StreamedEncoding:
     string, so moving a slice's lines two levels deeper is adding spaces after each line break."""
 
     def __init__(self, head: dict[str, Any], key: str, items: Iterator[Any], *, compact: bool, limits: Limits,
-                 source: str, slice_size: int | None = None) -> None:
+                 source: str, slice_size: int | None = None, slice_bytes: int | None = None) -> None:
         if head.get(key) != []:
             raise ValueError(f"{key!r} must be an empty list in the head")
         self.head, self.key, self.items = head, key, items
         self.compact, self.limits, self.source = compact, limits, source
         self.slice_size = slice_size or _SLICE
+        self.slice_bytes = slice_bytes or _SLICE_BYTES
         self.count = 0
 
     def __iter__(self) -> Iterator[bytes]:
@@ -159,21 +163,41 @@ class StreamedEncoding:
         yield head[:at]
         rest = head[at + 1:]
         del head
-        while batch := list(islice(self.items, self.slice_size)):
-            items = list(map(_encoder.encode, batch))  # (each item's bytes bound its depth: see check_output)
-            encoded = b"[" + b",".join(items) + b"]"
-            check_output(encoded, batch, self.limits, self.source, at=(self.key,), start=self.count, items=items)
-            del items
-            first, self.count = not self.count, self.count + len(batch)
+        while batch := self._slice():
+            values, items = batch
             del batch
+            first = not self.count
+            joined = b",".join(items)
+            # compact, a slice is checked as it is written: after the head's "[" or a ","
+            written = ((b"[" if first else b",") + joined) if self.compact else b"[" + joined + b"]"
+            del joined
+            check_output(written, values, self.limits, self.source, at=(self.key,), start=self.count, items=items)
+            self.count += len(values)
+            del values, items
             if self.compact:
-                yield (b"" if first else b",") + encoded[1:-1]
+                yield written[1:] if first else written
             else:  # "[\n  item,\n  item\n]": the items' lines, two spaces deeper
-                lines = msgspec.json.format(encoded, indent=2)[2:-2].replace(b"\n", b"\n  ")
+                lines = msgspec.json.format(written, indent=2)[2:-2].replace(b"\n", b"\n  ")
+                del written
                 yield (b"\n  " if first else b",\n  ") + lines
         if later is not None:
             raise later
         yield (b"]" if self.compact or not self.count else b"\n  ]") + rest + b"\n"
+
+    def _slice(self) -> tuple[list[Any], list[bytes]] | None:
+        """The next items and their compact encodings, up to ``slice_size`` of them or
+        ``slice_bytes`` of encoding, whichever comes first; None once there are none."""
+        values: list[Any] = []
+        items: list[bytes] = []
+        size = 0
+        for value in self.items:
+            item = _encoder.encode(value)
+            values.append(value)
+            items.append(item)
+            size += len(item)
+            if len(items) == self.slice_size or size >= self.slice_bytes:
+                break
+        return (values, items) if values else None
 
     def _check_head(self, head: bytes) -> InvalidInput | None:
         """Check the head against the limits (the length of its encoding is what counts). A

@@ -147,8 +147,8 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[s
 
     ``doc`` may also be a slice of a list of the output (encoded as ``data``): the list at path
     ``at``, the slice's first item at index ``start`` of it, checked as part of the whole. The
-    compact encodings of its items (``data`` is ``[`` + them joined by ``,`` + ``]``), when
-    given, usually prove the slice within the limits without a look at its values
+    compact encodings of its items (``data`` is them joined by ``,``, after a ``[`` or ``,``),
+    when given, usually prove the slice within the limits without a look at its values
     (:func:`_within_limits`)."""
     strings = may_hold_long_strings(data, limits.max_string)
     if items is not None and not strings and _within_limits(data, items, limits.max_depth - len(at) - 1):
