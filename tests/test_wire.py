@@ -28,7 +28,9 @@ from asif_convert._cli import common
 from asif_convert._cli.app import app
 from asif_convert._codec import Codec, codec_for
 from asif_convert._errors import InternalError, InvalidInput, Problem
+from asif_convert._ledger import Ledger
 from asif_convert._limits import check_output
+from asif_convert._mapping import load_table
 from asif_convert._pipeline import _UNDECODED, convert_into, new_context
 from asif_convert._registry import get, namespaces
 
@@ -592,6 +594,27 @@ def test_events_share_a_provenance_node_only_when_it_is_spelled_the_same():
     assert nodes[0] is nodes[1] and nodes[5] is nodes[6]
     assert len({id(n) for n in nodes[1:6]}) == 5
     assert msgspec.json.encode([codec.dump_event(ev) for ev in doc.events]) == msgspec.json.encode(raw)
+
+
+def test_a_ledger_remembers_the_records_of_a_field_kept_on_them_only_when_listing():
+    """A loss of a field kept on its own record never lists the records (they are those that
+    carry it); only the first release's form did, so only a listing ledger remembers them."""
+    table = load_table("continuity-to-asif")
+
+    def filled(ledger):
+        for k in range(3):
+            ledger.add("messages[].sequence", "event", f"e{k}")  # kept on the record
+            ledger.add("+participants", "participant", f"p{k}")  # synthesized: its records are listed
+        return ledger
+
+    short, listing = filled(Ledger(table)), filled(Ledger(table, listing=True))
+    assert short.losses() == listing.losses()
+    assert [len(loss.references or ()) for loss in short.losses()] == [0, 3]
+    assert not short._refs["messages[].sequence"] and len(listing._refs["messages[].sequence"]) == 3
+    assert short.compact()["+participants"] == listing.compact()["+participants"]
+    assert [len(loss.references or ()) for loss in listing.first_release_losses()] == [3, 3]
+    with pytest.raises(ValueError, match="listing"):
+        short.first_release_losses()
 
 
 def test_nodes_without_extras_share_one_empty_value_that_refuses_writes():

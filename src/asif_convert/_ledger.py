@@ -16,11 +16,17 @@ class Ledger:
     record (``+participants``). Kind, scope and explanation come from the table.
     """
 
-    def __init__(self, table: MappingTable, stage: ir.LossStage = "translation", kind: str | None = None) -> None:
+    def __init__(self, table: MappingTable, stage: ir.LossStage = "translation", kind: str | None = None,
+                 listing: bool = False) -> None:
         self.table = table
         self.stage = stage
         self.kind = kind  # one kind for every loss, where the table leaves the kind to the caller
+        # Whether the records of a field kept on its own record are remembered: its loss never
+        # lists them (they are the records that carry it), only the first release's form does
+        # (``first_release_losses``); on a record-dense session they are a tenth of its size.
+        self.listing = listing
         self._refs: dict[str, dict[tuple[str, str], None]] = {}
+        self._unlisted: set[str] = set()  # entries whose records are not remembered
         self._built: list[ir.Loss] | None = None
         # the last reference added: a record's losses come together, and share one tuple (on a
         # record-dense session, a tuple per loss per record is about half the input's size)
@@ -36,7 +42,9 @@ class Ledger:
         if refs is None:
             self.table.loss(key)  # a key the table lacks fails here, where the caller is, not at the end
             refs = self._refs[entry] = {}
-        if ref_type is not None and ref_id is not None:
+            if not self.listing and self._kept_on_record(key) is not None:
+                self._unlisted.add(entry)
+        if ref_type is not None and ref_id is not None and entry not in self._unlisted:
             last = self._last
             if last[1] != ref_id or last[0] != ref_type:
                 last = self._last = (ref_type, ref_id)
@@ -65,7 +73,9 @@ class Ledger:
 
     def first_release_losses(self) -> list[ir.Loss]:
         """The same losses as the first release wrote them (every record listed), to recognize
-        them in the documents it wrote."""
+        them in the documents it wrote; only a ledger made with ``listing`` has them."""
+        if not self.listing:
+            raise ValueError("the first release's losses list every record: make the ledger with listing=True")
         return self._build(first_release=True)
 
     def _build(self, first_release: bool = False) -> list[ir.Loss]:

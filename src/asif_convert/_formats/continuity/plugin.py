@@ -3,7 +3,8 @@ ASIF -> continuity -> ASIF exact."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -88,9 +89,10 @@ class ContinuityFormat:
         replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
         plain_ledger = Ledger(load_table(READ_TABLE))
         plain = _plain_read(codec, export, [], plain_ledger, residual.Carried(carried), replay)
+        listing = partial(_listing_ledger, codec, export, carried, doc, ctx)  # this export, read again
         if carried:  # listed apart from the records: nothing in a record marks it as ASIF data
             export = residual.attach(export, residual.CARRIED, carried)
-        doc = _first_release_losses(doc, plain, plain_ledger)
+        doc = _first_release_losses(doc, plain, listing)
         doc = _implied_state(doc, plain)
         doc = _first_release_forks(codec, doc, plain, export)
         doc = _losses_said_since(doc, plain)
@@ -142,16 +144,25 @@ def _diff(codec: Codec, base: ir.Document, target: ir.Document) -> dict[str, Any
                 out.setdefault("{}", {})[name] = sub
     return out or None
 
-def _first_release_losses(doc: ir.Document, plain: ir.Document, ledger: Ledger) -> ir.Document:
+def _first_release_losses(doc: ir.Document, plain: ir.Document, listing: Callable[[], Ledger]) -> ir.Document:
     """``doc`` with each loss that is exactly as the first release wrote it for this export
     (listing every record that carries a field kept on it) replaced by today's form of it, so
-    that its documents convert back exactly; any other loss is the document's own."""
-    old = {loss.id: loss for loss in ledger.first_release_losses()}
+    that its documents convert back exactly; any other loss is the document's own. ``listing``
+    reads the export again into a ledger that remembers every record, only when a loss of
+    ``doc`` differs from today's form."""
     new = {loss.id: loss for loss in plain.losses}
-    if not any(old[i] != new[i] for i in old):
+    if all(loss.id not in new or loss == new[loss.id] for loss in doc.losses):
         return doc
+    old = {loss.id: loss for loss in listing().first_release_losses()}
     losses = [new[loss.id] if old.get(loss.id) == loss and loss.id in new else loss for loss in doc.losses]
     return msgspec.structs.replace(doc, losses=losses) if losses != doc.losses else doc
+
+
+def _listing_ledger(codec: Codec, export: dict[str, Any], carried: dict[str, Any], doc: ir.Document,
+                    ctx: Context) -> Ledger:
+    ledger = Ledger(load_table(READ_TABLE), listing=True)
+    _plain_read(codec, export, [], ledger, residual.Carried(carried), artifacts.Replay(doc, ctx.embedded))
+    return ledger
 
 
 def _losses_said_since(doc: ir.Document, plain: ir.Document) -> ir.Document:
@@ -215,7 +226,7 @@ def _first_release_forks(codec: Codec, doc: ir.Document, plain: ir.Document, exp
     forks = {b.id: b.fork for b in doc.branches}
     if forks == {b.id: b.fork for b in plain.branches}:
         return doc
-    ledger = Ledger(load_table(READ_TABLE))
+    ledger = Ledger(load_table(READ_TABLE), listing=True)
     raw, _, _, carried = residual.split(export)
     old = reader.read(raw, reader.canonical_digest(raw), ledger, codec, carried=carried, first_release_forks=True)
     if forks != {b.id: b.fork for b in old.branches}:
