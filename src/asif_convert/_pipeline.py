@@ -291,7 +291,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
             ctx.source_document = source_reference(found.data, name,
                                                    member="session.json" if is_package(found.data) else None)
     input_bytes = found.data if source_doc is not None else None
-    found.data = None
+    found.data = None  # (kept until here only for the source pointers)
     doc = src.read(raw, ctx)
     files = found.files
     del raw, found  # the decoded input is no longer needed: let it go before the output is built
