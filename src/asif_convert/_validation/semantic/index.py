@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, TypeGuard
 
-from asif_convert._errors import Problem
+from asif_convert._errors import Problem, pointer_segment
 
 # Top-level collections whose records carry an ``id`` (rule 3).
 COLLECTIONS = (
@@ -95,6 +96,33 @@ class Report:
 
     def problems(self) -> list[Problem]:
         return list(self._problems.values())
+
+
+MISSING = object()  # what a lookup gives where nothing is
+_BAD_ESCAPE = re.compile(r"~(?![01])")
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
+
+
+def resolve_pointer(value: Any, selector: str) -> Any:
+    """The value the RFC 6901 pointer ``selector`` names inside ``value``; ``MISSING`` when
+    there is none (or the pointer is malformed)."""
+    if selector == "":
+        return value
+    if not selector.startswith("/"):
+        return MISSING
+    for token in selector[1:].split("/"):
+        if _BAD_ESCAPE.search(token):
+            return MISSING
+        token = pointer_segment(token)
+        if isinstance(value, list):
+            if not _ARRAY_INDEX.fullmatch(token) or int(token) >= len(value):
+                return MISSING
+            value = value[int(token)]
+        elif isinstance(value, dict) and token in value:
+            value = value[token]
+        else:
+            return MISSING
+    return value
 
 
 class Index:

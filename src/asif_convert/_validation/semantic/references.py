@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from asif_convert._errors import pointer, pointer_segment
+from asif_convert._errors import pointer
 from asif_convert._validation.semantic.index import (
+    MISSING,
     Index,
     Path,
     Report,
     as_dict,
     as_list,
     is_local,
+    resolve_pointer,
     resource_parts,
     whole,
 )
@@ -28,8 +29,6 @@ EVENT_TARGETS: dict[str, tuple[tuple[str, str], ...]] = {
 # Usage scope -> collection its scope_id names; "turn" and "session" have no local collection.
 USAGE_SCOPES = {"event": "events", "execution": "executions"}
 
-_BAD_ESCAPE = re.compile(r"~(?![01])")
-_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 def check(ix: Index, report: Report) -> None:
@@ -245,33 +244,12 @@ def _json_pointer_locator(ix: Index, report: Report, rid: str, locator: dict, wh
         report.add(
             31, pointer(*where, "value"), f"{owner} json_pointer points into resource '{rid}', which is not JSON"
         )
-    elif not resolve_pointer(value, selector):
+    elif resolve_pointer(value, selector) is MISSING:
         report.add(
             31,
             pointer(*where, "value"),
             f"{owner} json_pointer '{selector}' does not resolve in resource '{rid}'",
         )
-
-
-def resolve_pointer(value: Any, selector: str) -> bool:
-    """True when the RFC 6901 pointer names a value inside ``value``."""
-    if selector == "":
-        return True
-    if not selector.startswith("/"):
-        return False
-    for token in selector[1:].split("/"):
-        if _BAD_ESCAPE.search(token):
-            return False
-        token = pointer_segment(token)
-        if isinstance(value, list):
-            if not _ARRAY_INDEX.fullmatch(token) or int(token) >= len(value):
-                return False
-            value = value[int(token)]
-        elif isinstance(value, dict) and token in value:
-            value = value[token]
-        else:
-            return False
-    return True
 
 
 def requirements(ix: Index, report: Report) -> None:

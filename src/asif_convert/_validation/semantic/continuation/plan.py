@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from asif_convert._errors import pointer
-from asif_convert._validation.semantic.continuation.profile import MISSING, Profile, resolve_pointer
-from asif_convert._validation.semantic.index import as_dict, as_list, is_local, json_equal
+from asif_convert._validation.semantic.continuation.profile import Profile
+from asif_convert._validation.semantic.index import MISSING, as_dict, as_list, is_local, json_equal, resolve_pointer
 
 # Fields of a typed context input that must equal its source event's data unless a transformation is stated.
 _TOOL_FIELDS = {

@@ -3,14 +3,12 @@ lookups the other checks share."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from asif_convert._errors import pointer, pointer_segment
+from asif_convert._errors import pointer
 from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list
 from asif_convert._validation.semantic.resources import path_problem
 
-MISSING = object()
 
 def _ids(records: list[Any], key: str = "id") -> dict[str, int]:
     """id -> position of its first record."""
@@ -20,26 +18,6 @@ def _ids(records: list[Any], key: str = "id") -> dict[str, int]:
         if isinstance(ident, str):
             out.setdefault(ident, i)
     return out
-
-
-def resolve_pointer(value: Any, selector: str) -> Any:
-    """RFC 6901 lookup; ``MISSING`` when the target does not exist."""
-    if selector == "":
-        return value
-    for token in selector[1:].split("/"):
-        if re.search(r"~(?![01])", token):
-            return MISSING
-        token = pointer_segment(token)
-        if isinstance(value, list):
-            if not re.fullmatch(r"0|[1-9][0-9]*", token) or int(token) >= len(value):
-                return MISSING
-            value = value[int(token)]
-        elif isinstance(value, dict) and token in value:
-            value = value[token]
-        else:
-            return MISSING
-    return value
-
 
 
 class Profile:
