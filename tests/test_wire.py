@@ -651,6 +651,39 @@ def test_events_without_causes_share_one_empty_list_that_refuses_writes():
                                                                                    compact=True)
 
 
+def test_validated_values_share_only_the_nodes_the_events_share():
+    """Output validation takes the events whole as JSON values: a node the events hold in
+    common (one provenance, one empty list of causes) is one dict or list there too. A node
+    equal to the one before but not the same object keeps values of its own: sharing follows
+    identity, never ``==`` (which takes 1, 1.0 and true for one value)."""
+    shared = ir.Provenance(mode="reported", producer="p")
+
+    def event(k, provenance=shared):
+        return ir.Event(id=f"e{k}", sequence=k, actor_id="a", provenance=provenance,
+                        body=ir.Note(parts=[], category="c"))
+    events = [event(0), event(1), event(2, ir.Provenance(mode="reported", producer="p")), event(3),
+              event(4, ir.Provenance(mode="reported", producer="p", method="m"))]
+    codec = codec_for(namespaces())
+    items = [codec.wire_event(ev) for ev in events] + [{"as": "is"}]
+    assert not any(isinstance(item, dict) for item in items[:-1])  # the fast path: structs
+    values = list(jsonio.json_values(items))
+    assert values == [msgspec.to_builtins(item) for item in items]
+    assert values[-1] is items[-1]  # JSON values already
+    assert values[0]["provenance"] is values[1]["provenance"]
+    assert len({id(v["provenance"]) for v in values[1:5]}) == 4  # equal is not enough
+    assert values[0]["causes"] is values[1]["causes"] is values[4]["causes"]
+    assert values[0]["data"] is not values[1]["data"]  # bodies of their own
+
+
+@given(asif_sessions())
+def test_validated_values_are_each_events_own_values(doc):
+    codec = codec_for(namespaces())
+    ir_doc = codec.load_document(msgspec.json.decode(msgspec.json.encode(doc)))
+    items = [codec.wire_event(ev) for ev in ir_doc.events]
+    values = list(jsonio.json_values(items))
+    assert msgspec.json.encode(values) == msgspec.json.encode([msgspec.to_builtins(item) for item in items])
+
+
 @given(asif_sessions())
 def test_wire_events_encode_as_their_dumps_and_meet_the_same_limits(doc):
     """The fast path (IR nodes without extras written by msgspec) against the general one (the

@@ -9,7 +9,7 @@ import re
 import secrets
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -121,6 +121,27 @@ def encode_streamed(head: dict[str, Any], key: str, items: Iterator[Any], *, com
     and how many items there were (see :class:`StreamedEncoding`)."""
     encoding = StreamedEncoding(head, key, items, compact=compact, limits=limits, source=source)
     return b"".join(encoding), encoding.count
+
+
+def json_values(items: Iterable[Any]) -> Iterator[Any]:
+    """Each item as JSON values (``msgspec.to_builtins``; a dict is taken as one already), where
+    a member of a struct is the very object the item before held there (an IR node the items
+    share: one provenance, one empty list of causes) taking the item before's values for it:
+    one dict for the node, not one per item. For readers only: what is shared so must not be
+    changed in place."""
+    last: Any = None
+    last_values: Any = None
+    for item in items:
+        if type(item) is dict:
+            yield item
+            continue
+        values = msgspec.to_builtins(item)
+        if type(item) is type(last) and isinstance(item, msgspec.Struct):
+            for name, key in zip(item.__struct_fields__, item.__struct_encode_fields__, strict=True):
+                if key in values and key in last_values and getattr(item, name) is getattr(last, name):
+                    values[key] = last_values[key]
+        last, last_values = item, values
+        yield values
 
 
 def drained(items: list[Any]) -> Iterator[Any]:

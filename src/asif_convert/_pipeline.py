@@ -310,7 +310,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
         if options.validate:  # the validators take one document: its items are built whole (the
             # IR let go as they are, so never the IR and the output's values at once; items that
             # are dicts already are JSON values), and let go in turn as they are encoded
-            out[key] = [item if type(item) is dict else msgspec.to_builtins(item) for item in items]
+            out[key] = list(jsonio.json_values(items))
             _check_written(dst, out, problems, ctx, name)
             items, out[key] = jsonio.drained(out[key]), []
         losses = ctx.losses()
