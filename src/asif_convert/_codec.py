@@ -11,7 +11,7 @@ from __future__ import annotations
 import types
 import typing
 from functools import cache
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 import msgspec
 
@@ -263,6 +263,10 @@ class Codec:
 class _WireEvent(msgspec.Struct):
     """An ASIF event as :meth:`Codec.dump_event` builds it (its members in that order), holding
     IR nodes without extras: msgspec leaves out what is UNSET, as the dump does."""
+
+    # The IR gives most events of a session one provenance node and one empty list of causes:
+    # as JSON values for output validation, one dict and one list too (``jsonio.json_values``).
+    shared_members: ClassVar[tuple[str, ...]] = ("provenance", "causes")
 
     id: str
     sequence: int

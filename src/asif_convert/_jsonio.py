@@ -124,23 +124,26 @@ def encode_streamed(head: dict[str, Any], key: str, items: Iterator[Any], *, com
 
 
 def json_values(items: Iterable[Any]) -> Iterator[Any]:
-    """Each item as JSON values (``msgspec.to_builtins``; a dict is taken as one already), where
-    a member of a struct is the very object the item before held there (an IR node the items
-    share: one provenance, one empty list of causes) taking the item before's values for it:
-    one dict for the node, not one per item. For readers only: what is shared so must not be
-    changed in place."""
-    last: Any = None
+    """Each item as JSON values (``msgspec.to_builtins``; a dict is taken as one already). A
+    struct type may name, as ``shared_members``, members (written under their own names) that
+    its items often hold in common, such as one IR node for a whole session: where an item holds
+    there the very object the item of its type before it held, it takes that item's values,
+    one dict for the node instead of one per item. Sharing follows identity, never ``==`` (which
+    takes 1, 1.0 and true for one value). For readers only: what is shared must not be changed."""
+    last: Any = None  # the last item with shared members, and its values
     last_values: Any = None
     for item in items:
         if type(item) is dict:
             yield item
             continue
         values = msgspec.to_builtins(item)
-        if type(item) is type(last) and isinstance(item, msgspec.Struct):
-            for name, key in zip(item.__struct_fields__, item.__struct_encode_fields__, strict=True):
-                if key in values and key in last_values and getattr(item, name) is getattr(last, name):
-                    values[key] = last_values[key]
-        last, last_values = item, values
+        shared = getattr(type(item), "shared_members", ())
+        if shared:
+            if type(last) is type(item):
+                for name in shared:
+                    if name in values and getattr(item, name) is getattr(last, name):
+                        values[name] = last_values[name]
+            last, last_values = item, values
         yield values
 
 
