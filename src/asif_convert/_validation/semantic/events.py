@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from asif_convert._errors import pointer
-from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local, whole
+from asif_convert._validation.semantic.index import Index, Report, as_dict, is_local, whole
 
 
 def check(ix: Index, report: Report) -> None:
@@ -19,6 +19,10 @@ def check(ix: Index, report: Report) -> None:
 
 
 def sequences(ix: Index, report: Report) -> None:
+    numbers = [whole(event.get("sequence")) for event in ix.events]
+    known = [seq for seq in numbers if seq is not None]
+    if all(map(int.__lt__, known, known[1:])):
+        return  # strictly ascending: unique and in order (the usual case, checked without a map)
     seen: dict[int, str] = {}
     previous = None
     for i, event in enumerate(ix.events):
@@ -46,9 +50,12 @@ def sequences(ix: Index, report: Report) -> None:
 
 def causes(ix: Index, report: Report) -> None:
     for i, event in enumerate(ix.events):
+        refs = event.get("causes")
+        if not refs or not isinstance(refs, list):
+            continue
         seq = whole(event.get("sequence"))
         seen: set[Any] = set()
-        for j, ref in enumerate(as_list(event.get("causes"))):
+        for j, ref in enumerate(refs):
             if not is_local(ref):
                 continue  # external causes are never resolved locally
             cause = ref.get("event_id")

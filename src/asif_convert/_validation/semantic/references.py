@@ -110,7 +110,9 @@ def events(ix: Index, report: Report) -> None:
                 pointer("events", i, "execution_id"),
                 f"event '{eid}' names execution '{event['execution_id']}', which is not in executions",
             )
-        provenance(ix, report, event.get("provenance"), ("events", i, "provenance"), f"event '{eid}'")
+        value = event.get("provenance")
+        if isinstance(value, dict) and ("inputs" in value or "sources" in value):  # else it names nothing
+            provenance(ix, report, value, ("events", i, "provenance"), f"event '{eid}'")
         data = as_dict(event.get("data"))
         for field in ("parts", "prompt", "answer"):
             if field in data:
