@@ -29,6 +29,12 @@ FATAL_RULES = frozenset({"json", "schema", "io", "format"})
 _UNDECODED: Any = object()
 
 
+class _StreamedOutput(UsageError, AttributeError):
+    """``Result.document`` of an output that went to a sink. Also an ``AttributeError``, so that
+    ``hasattr(result, "document")`` and ``getattr(result, "document", None)`` answer as for
+    any attribute an object does not have, instead of raising."""
+
+
 @dataclass
 class Result:
     output: bytes
@@ -50,7 +56,7 @@ class Result:
         """The output as JSON values: decoded from its bytes on first use (a conversion need not
         hold them beside the bytes, and the command line never asks for them)."""
         if self.streamed:
-            raise UsageError("the output went to the sink convert_into() was given: read it from there")
+            raise _StreamedOutput("the output went to the sink convert_into() was given: read it from there")
         if self._document is _UNDECODED:
             self._document = msgspec.json.decode(self._json if self._json is not None else self.output)
         return self._document
