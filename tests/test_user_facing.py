@@ -78,6 +78,26 @@ def test_the_snapshots_hold_whatever_the_terminal_says(monkeypatch):
 
 # -- options that accept nonsense -------------------------------------------------------------
 
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--max-depth", "401", "must be from 1 to 400 levels"),
+    ("--max-depth", "0", "must be from 1 to 400 levels"),
+    ("--max-depth", "deep", "'deep' is not a whole number"),
+    ("--max-bytes", "0", "must be at least 1 byte"),
+    ("--max-string", "12Q", "'12Q' is not a size"),
+])
+def test_a_limit_out_of_range_is_a_usage_error_in_our_words(tmp_path, option, value, message):
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", option, value)
+    assert res.exit_code == 2 and f"Invalid value for '{option}': {message}" in res.stderr
+    assert "Input should" not in res.stderr  # not a validation library's wording
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_a_limit_in_range_binds(tmp_path):
+    assert invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", "--max-depth", "400").exit_code == 0
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", "--force", "--max-depth", "3")
+    assert res.exit_code == 1 and "--max-depth 3" in res.stderr
+
+
 @pytest.mark.parametrize("command", ["from-continuity", "to-continuity", "convert"])
 def test_an_unknown_loss_kind_is_refused_with_the_known_ones(tmp_path, command):
     out = tmp_path / "o.json"

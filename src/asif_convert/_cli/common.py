@@ -44,6 +44,16 @@ def size_option(text: str) -> int:
     return value
 
 
+def depth_option(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= DEPTH_CEILING:
+        raise typer.BadParameter(f"must be from 1 to {DEPTH_CEILING} levels")
+    return value
+
+
 DEFAULT_LIMITS = Limits()
 
 InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
@@ -70,7 +80,7 @@ MaxBytesOpt = Annotated[int, typer.Option(
     "--max-bytes", metavar="SIZE", parser=size_option, show_default=f"{DEFAULT_LIMITS.max_bytes >> 20}M",
     help="Refuse inputs larger than this many bytes (K, M, G: KiB, MiB, GiB).")]
 MaxDepthOpt = Annotated[int, typer.Option(
-    "--max-depth", metavar="N", min=1, max=DEPTH_CEILING,
+    "--max-depth", metavar="N", parser=depth_option, show_default=str(DEFAULT_LIMITS.max_depth),
     help=f"Refuse inputs whose arrays and objects nest deeper than this (at most {DEPTH_CEILING}).")]
 TrustedInputOpt = Annotated[bool, typer.Option(
     "--trusted-input", help="Skip the checks of depth, integer range, string length and duplicate keys on the "
