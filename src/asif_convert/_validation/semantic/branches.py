@@ -21,8 +21,9 @@ def structure(ix: Index, report: Report, b: int, branch: dict) -> None:
     bid = branch.get("id")
     event_ids = as_list(branch.get("event_ids"))
     positions: dict[Any, int] = {}
+    events = ix.event_pos
     for k, eid in enumerate(event_ids):
-        if not ix.has("events", eid):
+        if not (isinstance(eid, str) and eid in events):  # (Index.has, once per selected event)
             report.add(
                 58,
                 pointer("branches", b, "event_ids", k),
@@ -33,7 +34,7 @@ def structure(ix: Index, report: Report, b: int, branch: dict) -> None:
         else:
             positions[eid] = k
     for eid, k in positions.items():
-        for ref in as_list(ix.event(eid).get("causes")):
+        for ref in as_list(ix.events[events[eid]].get("causes")):
             cause = ref.get("event_id") if is_local(ref) else None
             if positions.get(cause, -1) >= k:
                 report.add(

@@ -79,7 +79,9 @@ def causes(ix: Index, report: Report) -> None:
 
 def supersedes(ix: Index, report: Report) -> None:
     for i, event in enumerate(ix.events):
-        ref = event.get("supersedes")
+        if "supersedes" not in event:
+            continue
+        ref = event["supersedes"]
         if not is_local(ref):
             continue
         eid, prior_id = event.get("id"), ref.get("event_id")

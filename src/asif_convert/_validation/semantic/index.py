@@ -136,7 +136,7 @@ class Index:
         for name in COLLECTIONS:
             seen: dict[Any, int] = {}
             for i, item in enumerate(as_list(doc.get(name))):
-                ident = as_dict(item).get("id")
+                ident = item.get("id") if isinstance(item, dict) else None
                 if not isinstance(ident, str):
                     continue
                 first = seen.setdefault(ident, i)
@@ -144,7 +144,7 @@ class Index:
                     self.duplicates.append((name, i, ident, first))
             self.positions[name] = seen
 
-        self.events: list[Any] = [as_dict(e) for e in as_list(doc.get("events"))]
+        self.events: list[Any] = [e if isinstance(e, dict) else {} for e in as_list(doc.get("events"))]
         self.event_pos = self.positions["events"]
         self.by_kind: dict[Any, list[int]] = {}
         for i, event in enumerate(self.events):

@@ -96,15 +96,18 @@ def executions(ix: Index, report: Report) -> None:
 
 
 def events(ix: Index, report: Report) -> None:
+    # Runs once per event: the collections are looked up directly (``Index.has`` is the same test).
+    actors, executions = ix.positions["participants"], ix.positions["executions"]
     for i, event in enumerate(ix.events):
-        eid = event.get("id")
-        if not ix.has("participants", event.get("actor_id")):
+        eid, actor = event.get("id"), event.get("actor_id")
+        if not (isinstance(actor, str) and actor in actors):
             report.add(
                 14,
                 pointer("events", i, "actor_id"),
-                f"event '{eid}' names actor '{event.get('actor_id')}', which is not a declared participant",
+                f"event '{eid}' names actor '{actor}', which is not a declared participant",
             )
-        if "execution_id" in event and not ix.has("executions", event["execution_id"]):
+        if "execution_id" in event and not (isinstance(event["execution_id"], str)
+                                            and event["execution_id"] in executions):
             report.add(
                 17,
                 pointer("events", i, "execution_id"),
@@ -113,7 +116,9 @@ def events(ix: Index, report: Report) -> None:
         value = event.get("provenance")
         if isinstance(value, dict) and ("inputs" in value or "sources" in value):  # else it names nothing
             provenance(ix, report, value, ("events", i, "provenance"), f"event '{eid}'")
-        data = as_dict(event.get("data"))
+        data = event.get("data")
+        if not isinstance(data, dict):
+            continue
         for field in ("parts", "prompt", "answer"):
             if field in data:
                 parts(ix, report, data[field], ("events", i, "data", field), f"event '{eid}'")
