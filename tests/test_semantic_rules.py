@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from asif_convert._errors import pointer
@@ -1074,3 +1076,25 @@ def test_validator_doc_gives_every_rule_a_status() -> None:
     assert set(ids) == expected
     implemented = {rule for rule, status in listed if status.startswith("implemented")}
     assert implemented == set(RULES) | set(PROFILE_RULES) | set(WARNING_RULES)
+
+
+_SEQUENCE_VALUES = st.one_of(st.integers(-3, 12), st.integers(-3, 12).map(float), st.booleans(), st.none(),
+                             st.just("7"), st.just(2.5), st.just(-0.0))
+
+
+@given(st.lists(st.one_of(_SEQUENCE_VALUES.map(lambda s: {"id": "e", "sequence": s}), st.just({"id": "e"})),
+                max_size=12))
+def test_ascending_sequences_take_the_short_way_to_the_same_verdict(events: list[dict[str, Any]]) -> None:
+    """Strictly ascending sequences are accepted without the map of every sequence; whatever
+    the values (whole floats count, true does not, null and strings are skipped), the short way
+    and the event-by-event rules report the same problems."""
+    from asif_convert._validation.semantic import events as rules
+    from asif_convert._validation.semantic.index import Index, Report
+
+    for k, event in enumerate(events):
+        event["id"] = f"e{k}"
+    ix = Index({"events": events})
+    short, general = Report(), Report()
+    rules.sequences(ix, short)
+    rules.sequence_problems(ix, general)
+    assert short.problems() == general.problems()

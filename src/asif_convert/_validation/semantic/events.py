@@ -19,10 +19,13 @@ def check(ix: Index, report: Report) -> None:
 
 
 def sequences(ix: Index, report: Report) -> None:
-    numbers = [whole(event.get("sequence")) for event in ix.events]
-    known = [seq for seq in numbers if seq is not None]
-    if all(map(int.__lt__, known, known[1:])):
-        return  # strictly ascending: unique and in order (the usual case, checked without a map)
+    known = [seq for event in ix.events if (seq := whole(event.get("sequence"))) is not None]
+    if not all(map(int.__lt__, known, known[1:])):  # strictly ascending: unique and in order
+        sequence_problems(ix, report)  # (the usual case, checked above without a map)
+
+
+def sequence_problems(ix: Index, report: Report) -> None:
+    """Rules 20 and 21 event by event, naming the event each repeat or step back meets."""
     seen: dict[int, str] = {}
     previous = None
     for i, event in enumerate(ix.events):
