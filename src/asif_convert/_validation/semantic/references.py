@@ -106,12 +106,12 @@ def events(ix: Index, report: Report) -> None:
                 pointer("events", i, "actor_id"),
                 f"event '{eid}' names actor '{actor}', which is not a declared participant",
             )
-        if "execution_id" in event and not (isinstance(event["execution_id"], str)
-                                            and event["execution_id"] in executions):
+        execution = event.get("execution_id")
+        if "execution_id" in event and not (isinstance(execution, str) and execution in executions):
             report.add(
                 17,
                 pointer("events", i, "execution_id"),
-                f"event '{eid}' names execution '{event['execution_id']}', which is not in executions",
+                f"event '{eid}' names execution '{execution}', which is not in executions",
             )
         value = event.get("provenance")
         if isinstance(value, dict) and ("inputs" in value or "sources" in value):  # else it names nothing
