@@ -678,6 +678,7 @@ def test_validated_values_share_only_the_nodes_the_events_share():
 
 @given(asif_sessions())
 def test_validated_values_are_each_events_own_values(doc):
+    """Whatever the events share or not, their values are what msgspec makes of each alone."""
     codec = codec_for(namespaces())
     ir_doc = codec.load_document(msgspec.json.decode(msgspec.json.encode(doc)))
     items = [codec.wire_event(ev) for ev in ir_doc.events]
