@@ -13,12 +13,14 @@ import json
 import math
 import os
 import re
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
 from typer.testing import CliRunner
 
-from asif_convert import InvalidInput, Limits, UsageError, convert, ensure_valid, validate
+from asif_convert import InvalidInput, Limits, Options, UsageError, convert, ensure_valid, validate
 from asif_convert._cli import app as cli
 from asif_convert._cli.app import app
 from asif_convert._registry import loss_kinds
@@ -33,6 +35,9 @@ SNAPSHOTS = ROOT / "tests" / "snapshots" / "help"
 FIXED_TERMINAL = {"COLUMNS": "80", "LINES": "24", "TERMINAL_WIDTH": None, "FORCE_COLOR": None,
                   "NO_COLOR": "1", "TTY_COMPATIBLE": None, "TTY_INTERACTIVE": None,
                   "_TYPER_FORCE_DISABLE_TERMINAL": "1"}
+
+
+_PLAIN = {k: v for k, v in FIXED_TERMINAL.items() if v is not None}
 
 
 def invoke(*args, input=None, env=None):
@@ -92,6 +97,34 @@ def test_a_limit_out_of_range_is_a_usage_error_in_our_words(tmp_path, option, va
     assert not (tmp_path / "o.json").exists()
 
 
+@pytest.mark.parametrize("option", ["--max-bytes", "--max-string", "--artifact-max-bytes"])
+@pytest.mark.parametrize("value", ["99999999999999999999999G", "9223372036854775807", "4611686018427387905"])
+def test_a_size_beyond_any_file_is_a_usage_error(tmp_path, option, value):
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", option, value, "--artifacts-root", tmp_path)
+    assert res.exit_code == 2 and f"Invalid value for '{option}': '{value}' is more than 4 EiB" in res.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize("command", [["from-continuity", EXPORT, "-o", "{out}"], ["validate", EXPORT],
+                                     ["inspect", EXPORT], ["diff", EXPORT, EXPORT]])
+def test_a_limit_far_above_the_memory_reads_a_small_file(tmp_path, command):
+    """A file is read for its size, not for the limit's: --max-bytes 100G set aside 100 GB."""
+    args = [str(a).replace("{out}", str(tmp_path / "o.json")) for a in command]
+    res = invoke(*args, "--max-bytes", "4294967296G")  # 4 EiB, the largest a limit may name
+    assert res.exit_code == 0, res.stderr
+
+
+def test_the_library_refuses_sizes_beyond_any_file():
+    with pytest.raises(ValueError, match="4 EiB"):
+        Limits(max_bytes=10**30)
+    for name in ("artifact_max_bytes", "artifacts_max_total"):
+        with pytest.raises(UsageError, match=name):
+            Options(**{name: 10**30})
+        with pytest.raises(UsageError, match=name):
+            Options(**{name: 0})
+    assert convert(EXPORT, to="asif", limits=Limits(max_bytes=1 << 62)).losses
+
+
 def test_a_limit_in_range_binds(tmp_path):
     assert invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", "--max-depth", "400").exit_code == 0
     res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o.json", "--force", "--max-depth", "3")
@@ -149,6 +182,32 @@ def test_an_internal_error_exits_3_with_or_without_debug(tmp_path, monkeypatch, 
     assert "internal error: RuntimeError: boom" in res.stderr
     assert ("Traceback" in res.stderr) == bool(debug)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["validate", EXPORT], ["formats"]])
+def test_an_internal_error_in_a_listing_command_exits_3_without_a_traceback(monkeypatch, command):
+    import asif_convert._cli.validate as module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(module, "validate_as", broken)
+    monkeypatch.setattr(module, "loss_kinds", broken)
+    res = invoke(*command)
+    assert res.exit_code == 3 and "internal error: RuntimeError: boom" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("command", [["formats"], ["validate", EXPORT], ["inspect", EXPORT]])
+def test_standard_output_closed_by_its_reader_ends_quietly(command):
+    """``asif-convert formats | head -1``: the reader went away; exit 1 (an output that could
+    not be written), and no internal error, traceback or complaint at exit."""
+    proc = subprocess.Popen([sys.executable, "-c", "from asif_convert._cli.app import run; run()", *map(str, command)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **_PLAIN})
+    proc.stdout.close()  # before it writes a line
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1, stderr
+    assert stderr == ""
 
 
 # -- what asif-convert writes reads back with the same limits ------------------------------------

@@ -254,7 +254,11 @@ def read_input(path: str, limits: Limits | None = None) -> tuple[bytes, str]:
             st = os.fstat(fh.fileno())
             if stat.S_ISREG(st.st_mode):
                 check_size(st.st_size, limits, path)
-                return fh.read(limits.max_bytes + 1), path
+                # its size and one byte more, not the limit's worth: read() sets aside what it is
+                # asked for, and a limit may be far above what memory holds (--max-bytes 100G)
+                data = fh.read(st.st_size + 1)
+                check_size(len(data), limits, path)  # it grew past the limit since
+                return data, path
             return _read_stream(fh, limits, path), path
     except OSError as exc:
         raise InvalidInput([Problem(rule="io", path="", message=f"cannot read: {exc.strerror}")], path) from None

@@ -38,6 +38,10 @@ MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader holds exac
 # depth, with room left under Python's default recursion limit (1000) for the caller's stack.
 DEPTH_CEILING = 400
 
+# The largest size a limit may name (4 EiB): beyond any file, and small enough that a read of
+# one byte more than the limit is still a size the operating system takes.
+SIZE_CEILING = 1 << 62
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -69,6 +73,8 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
+            if value > SIZE_CEILING:
+                raise ValueError(f"{name} {value} is above {SIZE_CEILING} (4 EiB), the largest size a limit may name")
         if not isinstance(self.trusted, bool):
             raise ValueError(f"trusted must be True or False, not {self.trusted!r}")
         if self.max_depth > DEPTH_CEILING:
@@ -87,7 +93,10 @@ def parse_size(text: str | int) -> int:
     match = _SIZE.fullmatch(text)
     if not match:
         raise ValueError(f"{text!r} is not a size (a number of bytes, optionally with K, M or G)")
-    return int(match[1]) * _UNITS[match[2].lower() if match[2] else None]
+    size = int(match[1]) * _UNITS[match[2].lower() if match[2] else None]
+    if size > SIZE_CEILING:
+        raise ValueError(f"{text!r} is more than 4 EiB, the largest size a limit may name")
+    return size
 
 
 def limit_problem(path: str, message: str) -> Problem:

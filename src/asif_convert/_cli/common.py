@@ -18,7 +18,15 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from asif_convert._errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, ConversionError, InvalidInput, Problem
+from asif_convert._errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID_INPUT,
+    EXIT_USAGE,
+    ConversionError,
+    InvalidInput,
+    Problem,
+)
 from asif_convert._limits import DEPTH_CEILING, Limits, parse_size
 from asif_convert._registry import get, loss_kinds
 from asif_convert.plugin import Options
@@ -151,6 +159,9 @@ def guard(fn: Callable[[], object]) -> None:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except typer.Exit:
         raise
+    except BrokenPipeError:  # what reads standard output went away (`| head`): nothing to say it to
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nor to flush into at exit
+        raise typer.Exit(EXIT_INVALID_INPUT) from None
     except Exception as exc:  # a bug: say so briefly, keep the traceback for those who ask
         raise internal_error(exc) from None
 

@@ -11,14 +11,19 @@ import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
-from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits
+from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, guard
 from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError
+from asif_convert._limits import Limits
 from asif_convert._pipeline import validate_as
 from asif_convert._registry import loss_kinds, registry
 
 
 def formats() -> None:
     """List the installed formats (built-in and plugins) and the loss kinds they record."""
+    guard(_formats)
+
+
+def _formats() -> None:
     formats = registry().values()
     name_w, ext_w = max(len(f.name) for f in formats), max(len(f.extension) for f in formats)
     for fmt in formats:
@@ -38,7 +43,10 @@ def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help=
              max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
              max_string: MaxStringOpt = LIM.max_string) -> None:
     """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
-    limits = build_limits(max_bytes, max_depth, max_string)
+    guard(lambda: _validate(files, as_json, base_dir, build_limits(max_bytes, max_depth, max_string)))
+
+
+def _validate(files: list[str], as_json: bool, base_dir: Path | None, limits: Limits) -> None:
     results: dict[str, dict[str, Any]] = {}
     for path in files:
         fmt_name: str | None
