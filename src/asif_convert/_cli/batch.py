@@ -200,17 +200,18 @@ def batch(
                                                  "glob patterns (quote them; ** recurses).")],
     outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", help="Folder for the outputs; the "
                                          "input tree is mirrored under it.")],
-    to: Annotated[str, typer.Option("--to", help="Target format (see 'formats').")],
-    source: Annotated[str | None, typer.Option("--from", help="Force the input format (default: "
+    to: Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")],
+    source: Annotated[str | None, typer.Option("--from", metavar="FORMAT", help="Force the input format (default: "
                                                "detected per file).")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", "-j", min=0, help="Worker processes (default: the "
-                                                "CPU count; 0 converts in this process).")] = None,
-    manifest: Annotated[Path | None, typer.Option("--manifest", help="The JSONL manifest (default: "
+    workers: Annotated[int | None, typer.Option("--workers", "-j", metavar="N", min=0, help="Worker processes "
+                                                "(default: the CPU count; 0 converts in this process).")] = None,
+    manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", help="The JSONL manifest (default: "
                                                   "OUTDIR/manifest.jsonl).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "
                                         "converted.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
-    pattern: Annotated[str, typer.Option("--pattern", help="Names to take when walking folders.")] = "*.json",
+    pattern: Annotated[str, typer.Option("--pattern", metavar="GLOB",
+                                         help="Names to take when walking folders.")] = "*.json",
     strict: StrictOpt = False,
     compact: CompactOpt = False,
     no_validate: NoValidateOpt = False,
