@@ -73,7 +73,7 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
-            if value > SIZE_CEILING:
+            if name != "max_depth" and value > SIZE_CEILING:
                 raise ValueError(f"{name} {value} is above {SIZE_CEILING} (4 EiB), the largest size a limit may name")
         if not isinstance(self.trusted, bool):
             raise ValueError(f"trusted must be True or False, not {self.trusted!r}")
