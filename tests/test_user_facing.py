@@ -237,7 +237,7 @@ def test_validate_applies_the_limits_it_is_given_and_nothing_stricter(tmp_path):
     res = invoke("validate", src, "--max-depth", "300")
     assert res.exit_code == 0 and f"{src} (continuity): valid" in res.stdout, res.stdout
     res = invoke("validate", src)
-    assert res.exit_code == 1 and f"{src} (not read): 1 problems" in res.stdout  # not an 'unknown format'
+    assert res.exit_code == 1 and f"{src} (not read): 1 problem" in res.stdout  # not an 'unknown format'
     assert "nested more than 256 levels" in res.stdout
 
 

@@ -45,7 +45,7 @@ def test_cli_groups_problems_by_file_and_exits_1(tmp_path):
     res = runner.invoke(app, ["validate", str(WITH_PATH), str(bad)])
     assert res.exit_code == 1
     assert f"{WITH_PATH} (asif): valid" in res.stdout
-    assert f"{bad} (asif): 1 problems" in res.stdout and "/events/0/actor_id" in res.stdout
+    assert f"{bad} (asif): 1 problem" in res.stdout and "/events/0/actor_id" in res.stdout
     assert "1 valid, 1 invalid" in res.stdout
 
 

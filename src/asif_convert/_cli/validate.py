@@ -61,7 +61,8 @@ def _validate(files: list[str], as_json: bool, base_dir: Path | None, limits: Li
         sys.stdout.buffer.write(jsonio.encode(results))
     else:
         for path, r in results.items():
-            status = "valid" if r["valid"] else f"{len(r['problems'])} problems"
+            count = len(r["problems"])
+            status = "valid" if r["valid"] else f"{count} problem{'' if count == 1 else 's'}"
             typer.echo(f"{path} ({r['format'] or _unread(r['problems'])}): {status}")
             for p in r["problems"]:
                 level = "warning: " if p.get("severity") == "warning" else ""
