@@ -87,7 +87,8 @@ def test_the_snapshots_hold_whatever_the_terminal_says(monkeypatch):
     ("--max-depth", "401", "must be from 1 to 400 levels"),
     ("--max-depth", "0", "must be from 1 to 400 levels"),
     ("--max-depth", "deep", "'deep' is not a whole number"),
-    ("--max-bytes", "0", "must be at least 1 byte"),
+    ("--max-bytes", "0", "must be at least 1"),
+    ("--max-string", "0", "must be at least 1"),
     ("--max-string", "12Q", "'12Q' is not a size"),
 ])
 def test_a_limit_out_of_range_is_a_usage_error_in_our_words(tmp_path, option, value, message):

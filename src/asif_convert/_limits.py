@@ -92,7 +92,8 @@ def parse_size(text: str | int) -> int:
         return text
     match = _SIZE.fullmatch(text)
     if not match:
-        raise ValueError(f"{text!r} is not a size (a number of bytes, optionally with K, M or G)")
+        raise ValueError(f"{text!r} is not a size (a whole number, optionally with K, M or G: times 1024, "
+                         "1024² or 1024³)")
     size = int(match[1]) * _UNITS[match[2].lower() if match[2] else None]
     if size > SIZE_CEILING:
         raise ValueError(f"{text!r} is more than 4 EiB, the largest size a limit may name")

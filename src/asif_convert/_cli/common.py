@@ -48,7 +48,7 @@ def size_option(text: str) -> int:
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     if value < 1:
-        raise typer.BadParameter("must be at least 1 byte")
+        raise typer.BadParameter("must be at least 1")  # (bytes or characters: the option says which)
     return value
 
 
