@@ -138,7 +138,7 @@ def test_an_unknown_loss_kind_is_refused_with_the_known_ones(tmp_path, command):
     extra = ["--to", "asif"] if command == "convert" else []
     res = invoke(command, EXPORT, "-o", out, *extra, "--fail-on", "unmaped_field")
     assert res.exit_code == 2
-    assert "unknown loss kind 'unmaped_field'" in res.stderr
+    assert "Invalid value for '--fail-on': unknown loss kind 'unmaped_field'" in res.stderr
     assert all(kind in res.stderr for kind in loss_kinds())
     assert not out.exists()
 

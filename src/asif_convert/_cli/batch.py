@@ -248,7 +248,7 @@ def batch(
     """
     check_formats(to, source)
     if pages is not None and report_html is None:
-        raise typer.BadParameter("--pages needs --report-html (the report links to the pages)", param_hint="--pages")
+        raise typer.BadParameter("--pages needs --report-html (the report links to the pages)", param_hint="'--pages'")
     options = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                                     no_residual=no_residual), artifacts_root=artifacts_root,
                       artifact_max_bytes=artifact_max_bytes, artifacts_max_total=artifacts_max_total,

@@ -127,7 +127,7 @@ def build_options(*, strict: bool, no_validate: bool, on_loss: LossPolicy, fail_
         unknown = sorted(set(fail_on) - set(known))
         if unknown:
             raise typer.BadParameter(f"unknown loss kind {', '.join(map(repr, unknown))}; known kinds: "
-                                     f"{', '.join(known)}", param_hint="--fail-on")
+                                     f"{', '.join(known)}", param_hint="'--fail-on'")
     return Options(strict=strict, validate=not no_validate, residual=not no_residual, on_loss=on_loss.value,
                    fail_on=frozenset(fail_on or ()))
 
