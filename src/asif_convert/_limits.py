@@ -69,17 +69,30 @@ class Limits:
     trusted: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("max_bytes", "max_depth", "max_string"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
-            if name != "max_depth" and value > SIZE_CEILING:
-                raise ValueError(f"{name} {value} is above {SIZE_CEILING} (4 EiB), the largest size a limit may name")
+        for name in ("max_bytes", "max_string"):
+            problem = size_limit_problem(name, getattr(self, name))
+            if problem is not None:
+                raise ValueError(problem)
+        problem = _out_of_bounds("max_depth", self.max_depth, DEPTH_CEILING,
+                                   ", the deepest nesting asif-convert can convert safely")
+        if problem is not None:
+            raise ValueError(problem)
         if not isinstance(self.trusted, bool):
             raise ValueError(f"trusted must be True or False, not {self.trusted!r}")
-        if self.max_depth > DEPTH_CEILING:
-            raise ValueError(f"max_depth {self.max_depth} is above {DEPTH_CEILING}, the deepest nesting "
-                             "asif-convert can convert safely")
+
+
+def _out_of_bounds(name: str, value: Any, ceiling: int, why: str) -> str | None:
+    """Why ``value`` cannot be the limit ``name`` (a whole number from 1 to ``ceiling``), or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"{name} must be a positive integer, not {value!r}"
+    if value > ceiling:
+        return f"{name} {value} is above {ceiling}{why}"
+    return None
+
+
+def size_limit_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the size limit ``name`` (1 byte to 4 EiB), or None."""
+    return _out_of_bounds(name, value, SIZE_CEILING, " (4 EiB), the largest size a limit may name")
 
 
 _SIZE = re.compile(r"\s*(\d+)\s*(?:([kmg])i?b?)?\s*", re.IGNORECASE)

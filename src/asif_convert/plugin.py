@@ -41,7 +41,7 @@ from asif_convert import ir
 from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL, ArtifactFiles
 from asif_convert._errors import ConversionError, InvalidInput, Problem, UsageError
 from asif_convert._ledger import Ledger
-from asif_convert._limits import SIZE_CEILING
+from asif_convert._limits import size_limit_problem
 from asif_convert._mapping import MappingTable, load_mapping, load_table
 
 ENTRY_POINT_GROUP = "asif_convert.formats"
@@ -74,10 +74,9 @@ class Options:
         if self.on_loss not in LOSS_POLICIES:
             raise UsageError(f"on_loss {self.on_loss!r} is not one of {', '.join(LOSS_POLICIES)}")
         for name in ("artifact_max_bytes", "artifacts_max_total"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SIZE_CEILING:
-                raise UsageError(f"{name} must be a whole number of bytes from 1 to {SIZE_CEILING} (4 EiB), "
-                                 f"not {value!r}")
+            problem = size_limit_problem(name, getattr(self, name))
+            if problem is not None:
+                raise UsageError(problem)
         kinds = (self.fail_on,) if isinstance(self.fail_on, str) else self.fail_on  # one kind, or several
         object.__setattr__(self, "fail_on", frozenset(kinds))
 
