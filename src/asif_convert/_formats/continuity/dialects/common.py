@@ -165,9 +165,13 @@ def parse_arguments(text: str) -> tuple[Any, ir.ArgumentsStatus]:
 def json_text(value: Any, spaced: bool) -> str:
     """A JSON text in one of the two styles providers write: compact (``{"a":1}``, what the
     APIs return) or spaced (``{"a": 1}``, Python's default)."""
-    if spaced:
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return (_SPACED if spaced else _COMPACT)(value)
+
+
+# json.dumps's own encoders for these styles, made once: given options, json.dumps builds an
+# encoder per call, a third of the call's time (tool arguments of every OpenAI message)
+_SPACED = json.JSONEncoder(ensure_ascii=False).encode
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def members(anchor: str, events: dict[str, Any]) -> dict[str, Any]:
