@@ -294,6 +294,8 @@ def _record_losses(diff: dict[str, Any] | None, ledger: Ledger) -> None:
 def _resolved(losses: list[dict[str, Any]], doc: ir.Document) -> list[dict[str, Any]]:
     """Travelled losses, with references to entities that did not travel moved into the
     explanation: ASIF requires every loss reference to resolve."""
+    if not losses:  # (the set below names every record of the document)
+        return []
     present = {(_REF_TYPES[name], e.id) for name in _REF_TYPES if hasattr(doc, name) for e in getattr(doc, name)}
     present |= {(_REF_TYPES[name], e["id"]) for name in ("configurations", "environments")
                 for e in doc.extras.get(name, ())}

@@ -518,6 +518,8 @@ class _Reader:
     # -- checkpoints become summary contexts ------------------------------------------------
 
     def _contexts(self, events: list[ir.Event]) -> list[ir.Context]:
+        if not self.raw["checkpoints"]:  # (the maps below are a walk over every event)
+            return []
         # A continuity id may name a message and an event at once; the message wins, as it
         # claimed the original id first.
         by_source_id: dict[str, str] = {}
