@@ -321,6 +321,26 @@ def test_integers_with_more_digits_than_python_converts(tmp_path):
     refused(tmp_path, data, "/events/0/payload/n", "the integer of more than 4300 digits", rule="json")
 
 
+@pytest.mark.parametrize(("literal", "shown"), [
+    (b"1e999", "1e999"), (b"-1.5E+400", "-1.5E+400"), (b"1" + b"0" * 400 + b".5", "10000000000000000000…00000000.5"),
+])
+def test_numbers_beyond_a_double_are_refused_with_their_path(tmp_path, literal, shown):
+    """JSON's grammar allows them; no double holds them (msgspec refuses, Python reads inf)."""
+    doc = load(TOOLS)
+    doc["events"][0]["payload"] = {"text": "1e999", "x": [0.5, 0]}  # the same text in a string is no number
+    data = dumps(doc).replace(b"[0.5, 0]", b"[0.5, " + literal + b"]")
+    err = refused(tmp_path, data, "/events/0/payload/x/1", f"the number {shown} is beyond the range of a double",
+                  rule="json")
+    assert "write it as a string" in err
+
+
+def test_the_largest_double_is_fine(tmp_path):
+    doc = load(TOOLS)
+    doc["events"][0]["payload"] = {"x": 0}
+    output, _ = converted(tmp_path, dumps(doc).replace(b'"x": 0', b'"x": 1.7976931348623157e308'))
+    assert b"1.7976931348623157e308" in dumps(output).replace(b"e+", b"e")
+
+
 def test_2_53_minus_1_is_fine(tmp_path):
     doc = load(TOOLS)
     doc["events"][0]["payload"] = {"max": MAX_SAFE_INTEGER, "min": -MAX_SAFE_INTEGER, "big_float": 1e300}

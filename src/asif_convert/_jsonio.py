@@ -23,6 +23,7 @@ from asif_convert._limits import (
     check_value,
     deep_nesting_problem,
     huge_integer_problem,
+    out_of_range_problem,
 )
 
 _decoder = msgspec.json.Decoder()
@@ -74,6 +75,8 @@ def _syntax_problem(data: bytes, message: str) -> Problem:
     """msgspec's message, with a line and column, in words a person editing the file can use."""
     if message.startswith("Integer value out of range"):  # more digits than Python converts
         return huge_integer_problem(data)
+    if message.startswith("Number out of range"):  # beyond a double: 1e999
+        return out_of_range_problem(data)
     if message == "Input data was truncated":
         return _json_problem(f"not valid JSON: the file ends in the middle of a value ({_where(data, len(data))}); "
                              "is it truncated?")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import re
 from dataclasses import dataclass
 from itertools import chain, compress
@@ -378,11 +379,21 @@ def _integer(text: str) -> int | _Huge:
     return _Huge() if len(text) > 4000 else int(text)
 
 
+class _Infinite(str):
+    """A number beyond the range of a double (``1e999``), as the slow parse sees it: its text."""
+
+
+def _number(text: str) -> float | _Infinite:
+    value = float(text)
+    return _Infinite(text) if value in (math.inf, -math.inf) else value
+
+
 def _slow_find(data: bytes) -> Problem | None:
-    """The exact (and slower: a Python hook per object) search for a duplicate key or a huge
-    integer, with its path; run only when the fast checks say there is one."""
+    """The exact (and slower: a Python hook per object) search for a duplicate key, a huge
+    integer or a number beyond a double's range, with its path; run only when the fast checks
+    (or msgspec) say there is one."""
     try:
-        doc = json.loads(data, object_pairs_hook=_pairs, parse_int=_integer)
+        doc = json.loads(data, object_pairs_hook=_pairs, parse_int=_integer, parse_float=_number)
     except (ValueError, RecursionError):  # malformed further on: the caller reports what msgspec said
         return None
     stack: list[tuple[Any, tuple]] = [(doc, ())]
@@ -390,6 +401,8 @@ def _slow_find(data: bytes) -> Problem | None:
         value, path = stack.pop()
         if isinstance(value, _Huge):
             return Problem(rule="json", path=pointer(*path), message=_integer_message(None))
+        if isinstance(value, _Infinite):
+            return Problem(rule="json", path=pointer(*path), message=_range_message(value))
         if isinstance(value, _Duplicated):
             return Problem(rule="json", path=pointer(*path, value.key),
                            message=f"the key {value.key!r} appears more than once in this object; JSON readers "
@@ -404,6 +417,17 @@ def _slow_find(data: bytes) -> Problem | None:
 def huge_integer_problem(data: bytes) -> Problem:
     """For an integer msgspec refused as out of range (more digits than Python converts)."""
     return _slow_find(data) or Problem(rule="json", path="", message=_integer_message(None))
+
+
+def out_of_range_problem(data: bytes) -> Problem:
+    """For a number msgspec refused as beyond the range of a double (``1e999``)."""
+    return _slow_find(data) or Problem(rule="json", path="", message=_range_message(None))
+
+
+def _range_message(text: str | None) -> str:
+    shown = "" if text is None else f" {text}" if len(text) <= 40 else f" {text[:20]}…{text[-10:]}"
+    return (f"the number{shown} is beyond the range of a double (about ±1.8e308): JSON readers would "
+            "read it as infinity or refuse it; write it as a string")
 
 
 # -- nesting too deep for the decoder itself ---------------------------------------------------
