@@ -52,7 +52,7 @@ def test_compact_output_is_one_line(tmp_path):
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (b"", "the file is empty"),
+        (b"", "the input is empty"),
         (b"{not json", "not valid JSON"),
         (b'{"format": "agent-continuity-export"', "not valid JSON"),
         (b"\xef\xbb\xbf{}", "byte-order mark"),

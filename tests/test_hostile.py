@@ -103,8 +103,8 @@ def dumps(doc) -> bytes:
 
 
 @pytest.mark.parametrize(("content", "reason"), [
-    (b"", "the file is empty"),
-    (b" \n\t\r\n", "the file is empty"),
+    (b"", "the input is empty"),
+    (b" \n\t\r\n", "the input is empty"),
     (b"hello", "not valid JSON (line 1, column 1, byte 0): invalid character"),
     (b'{"format": "agent-continuity-export",\n  "session": [}', "not valid JSON (line 2, column 15, byte 52)"),
     (b'{"a": 1} {"b": 2}', "trailing characters"),
@@ -134,8 +134,16 @@ def test_top_level_not_an_object(tmp_path, content, kind):
     # detected format (convert): says what the document is
     refused(tmp_path, content, "", f"the document is {kind}, not an object", "--to", "asif", command="convert",
             rule="format")
-    # forced format: the schema names the type it wanted
-    refused(tmp_path, content, "", "is not of type 'object'", rule="schema")
+    # forced format: the same words, naming the format asked for (not the schema's Python words)
+    refused(tmp_path, content, "", f"the document is {kind}, not an object; expected agent-continuity export",
+            rule="format")
+    refused(tmp_path, content, "", f"the document is {kind}, not an object; expected ASIF 0.4 session document",
+            command="to-continuity", rule="format")
+
+
+def test_a_value_nested_one_level_too_deep_says_level(tmp_path):
+    refused(tmp_path, b'{"format": [1]}', "/format", "nested more than 1 level deep here (--max-depth 1)",
+            "--max-depth", "1", rule="limit")
 
 
 # -- the wrong document --------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def _encoding_problem(data: bytes) -> Problem | None:
         return _json_problem("the file is UTF-16 or UTF-32 (it has a UTF-16 byte-order mark or NUL bytes); "
                              "JSON documents must be UTF-8")
     if not data or data.isspace():  # no copy of a large input just to test it
-        return _json_problem("the file is empty; expected a JSON object")
+        return _json_problem("the input is empty (no bytes, or only whitespace); expected a JSON object")
     return None
 
 

@@ -114,6 +114,12 @@ def parse_size(text: str | int) -> int:
     return size
 
 
+def depth_message(limits: Limits) -> str:
+    """What a value nested beyond ``max_depth`` is told, at its path."""
+    levels = "1 level" if limits.max_depth == 1 else f"{limits.max_depth} levels"
+    return f"arrays and objects are nested more than {levels} deep here (--max-depth {limits.max_depth})"
+
+
 def limit_problem(path: str, message: str) -> Problem:
     return Problem(rule="limit", path=path, message=message)
 
@@ -292,8 +298,7 @@ def _locate(doc: Any, what: str, limits: Limits, at: tuple = (), start: int = 0)
         value, path = stack.pop()
         kind = type(value)
         if what == "depth" and kind in (dict, list) and len(path) == limits.max_depth:
-            return limit_problem(pointer(*path), f"arrays and objects are nested more than {limits.max_depth} levels "
-                                                 f"deep here (--max-depth {limits.max_depth})")
+            return limit_problem(pointer(*path), depth_message(limits))
         if what == "integer" and kind is int and abs(value) > MAX_SAFE_INTEGER:
             return Problem(rule="json", path=pointer(*path), message=_integer_message(value))
         if what == "string" and kind is str and len(value) > limits.max_string:
@@ -439,8 +444,7 @@ def deep_nesting_problem(data: bytes, limits: Limits) -> Problem:
     """For input whose nesting exceeded the decoder's recursion guard: the JSON path where it
     first passes ``max_depth`` (a scan of the bytes up to that point, then a decode of that
     prefix closed off), or the whole document when that cannot be told."""
-    message = (f"arrays and objects are nested more than {limits.max_depth} levels deep here "
-               f"(--max-depth {limits.max_depth})")
+    message = depth_message(limits)
     stack = bytearray()
     in_string = False
     pos = 0

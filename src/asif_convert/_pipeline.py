@@ -16,7 +16,7 @@ from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
 from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
-from asif_convert._limits import Limits, check_output
+from asif_convert._limits import Limits, check_output, depth_message
 from asif_convert._package import is_package, read_package, write_package
 from asif_convert._registry import BUILTINS, detect, get, loss_kinds, namespaces
 from asif_convert._validation.files import path_resource_problems
@@ -176,8 +176,7 @@ def non_json_value(document: Any, limits: Limits) -> Problem:
         value, path = stack.pop()
         if len(path) > limits.max_depth:
             return Problem(rule="limit", path=pointer(*path[:limits.max_depth]),
-                           message=f"arrays and objects are nested more than {limits.max_depth} levels deep here "
-                                   f"(--max-depth {limits.max_depth})")
+                           message=depth_message(limits))
         kind = type(value)
         if kind is float and not math.isfinite(value):
             return Problem(rule="json", path=pointer(*path), message=f"{value!r} is not a JSON number")
@@ -206,6 +205,8 @@ def format_of(raw: Any, source: str | None, name: str) -> Format:
             other = detect(raw)
             if other is not None and other.name != fmt.name:
                 raise WrongFormat(other, fmt, name)
+            if not isinstance(raw, dict):  # (its schema would say so in Python's words: "None is not of type")
+                raise InvalidInput([_not_an_object(raw, f"expected {fmt.description}")], name)
         return fmt
     found = detect(raw)
     if found is None:
@@ -213,11 +214,15 @@ def format_of(raw: Any, source: str | None, name: str) -> Format:
     return found
 
 
+def _not_an_object(raw: Any, expected: str) -> Problem:
+    kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(raw), "a number")
+    return Problem(rule="format", path="", message=f"the document is {kind}, not an object; {expected}")
+
+
 def _unknown_format(raw: Any) -> Problem:
     expected = "expected an agent-continuity export (format: agent-continuity-export) or an ASIF session (asif_version)"
     if not isinstance(raw, dict):
-        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(raw), "a number")
-        return Problem(rule="format", path="", message=f"the document is {kind}, not an object; {expected}")
+        return _not_an_object(raw, expected)
     if "format" in raw:
         return Problem(rule="format", path="/format", message=f"unknown format {str(raw['format'])[:80]!r}; {expected}")
     return Problem(rule="format", path="", message=f"not a document of any installed format; {expected}")
