@@ -98,6 +98,13 @@ def test_a_limit_out_of_range_is_a_usage_error_in_our_words(tmp_path, option, va
     assert not (tmp_path / "o.json").exists()
 
 
+@pytest.mark.parametrize(("value", "message"), [("-1", "must be 0 or more"), ("two", "'two' is not a whole number")])
+def test_workers_out_of_range_is_a_usage_error_in_our_words(tmp_path, value, message):
+    res = invoke("batch", tmp_path, "-o", tmp_path / "out", "--to", "asif", "--workers", value)
+    assert res.exit_code == 2 and f"Invalid value for '--workers' / '-j': {message}" in res.stderr
+    assert "x>=0" not in res.stderr
+
+
 @pytest.mark.parametrize("option", ["--max-bytes", "--max-string", "--artifact-max-bytes"])
 @pytest.mark.parametrize("value", ["99999999999999999999999G", "9223372036854775807", "4611686018427387905"])
 def test_a_size_beyond_any_file_is_a_usage_error(tmp_path, option, value):

@@ -46,6 +46,7 @@ from asif_convert._cli.common import (
     guard,
     internal_error,
     sigterm_interrupts,
+    workers_option,
 )
 from asif_convert._cli.convert import ArtifactMaxOpt, ArtifactsTotalOpt
 from asif_convert._errors import EXIT_INTERRUPTED, EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput, UsageError
@@ -203,8 +204,9 @@ def batch(
     to: Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")],
     source: Annotated[str | None, typer.Option("--from", metavar="FORMAT", help="Force the input format (default: "
                                                "detected per file).")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", "-j", metavar="N", min=0, help="Worker processes "
-                                                "(default: the CPU count; 0 converts in this process).")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", "-j", metavar="N", parser=workers_option,
+                                                help="Worker processes (default: the CPU count; 0 converts in "
+                                                     "this process).")] = None,
     manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", help="The JSONL manifest (default: "
                                                   "OUTDIR/manifest.jsonl).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "

@@ -62,6 +62,16 @@ def depth_option(text: str) -> int:
     return value
 
 
+def workers_option(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise typer.BadParameter("must be 0 or more (0 converts in this process)")
+    return value
+
+
 DEFAULT_LIMITS = Limits()
 
 InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]

@@ -49,7 +49,8 @@ def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document
     guard(run)
 
 
-def diff(a: Annotated[str, typer.Argument(metavar="A")], b: Annotated[str, typer.Argument(metavar="B")],
+def diff(a: Annotated[str, typer.Argument(metavar="A", help="The first document, or - for standard input.")],
+         b: Annotated[str, typer.Argument(metavar="B", help="The second, of the same format.")],
          as_json: JsonOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
          max_string: MaxStringOpt = LIM.max_string) -> None:
     """Show what differs between two documents of one format (records matched by id); exit 1 if any."""
