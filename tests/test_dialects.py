@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import json
+from typing import Any
+from unittest import mock
 
-from asif_convert import convert
-from asif_convert._formats.continuity.dialects import REASONING
+from hypothesis import event, example, given
+from hypothesis import strategies as st
+
+from asif_convert import Options, convert
+from asif_convert._formats.continuity.dialects import REASONING, anthropic, openai, split
 
 from .conftest import CORPUS
+from .sdk_blocks import export
 
 
 def asif(name: str) -> dict:
@@ -242,3 +249,121 @@ def test_edited_resources_travel_back_into_their_blocks():
     assert first[1] == {"type": "image", "source": {"type": "file", "file_id": "file_011C"}}
     assert first[2] == {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "v2"}}
     assert second["content"] == [{"type": "file", "file": {"file_id": "file-2"}}]
+
+
+# -- messages the rendering gives back exactly are not rendered to find that out ---------------
+
+_TEXTS = st.sampled_from(["", "ok", "Done.\n", "é ☃", "a \"quoted\" text"])
+_ARGUMENTS = st.one_of(st.dictionaries(st.sampled_from(["q", "n", "é"]), st.one_of(st.integers(-3, 3), _TEXTS,
+                                                                                   st.booleans(), st.none()),
+                                       max_size=3), st.lists(st.integers(0, 2), max_size=2), st.none())
+
+
+def _objects(value: Any) -> list[dict]:
+    """Every JSON object in ``value``, outermost first."""
+    if isinstance(value, dict):
+        return [value, *(o for v in value.values() for o in _objects(v))]
+    if isinstance(value, list):
+        return [o for v in value for o in _objects(v)]
+    return []
+
+
+def _off_shape(draw: st.DrawFn, messages: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The messages as they are, or with one object off the rendering's shape by one step: its
+    keys reordered, a key added or dropped, or a value of another type."""
+    messages = copy.deepcopy(messages)  # (the drawn blocks may be shared constants)
+    how = draw(st.sampled_from(["as is", "reorder", "extra", "drop", "retype"]))
+    objects = _objects([content for _, content in messages])
+    if how == "as is" or not objects:
+        return messages
+    obj = draw(st.sampled_from(objects))
+    keys = list(obj)
+    if how == "reorder" and len(keys) > 1:
+        items = list(obj.items())
+        obj.clear()
+        obj.update(reversed(items))
+    elif how == "extra":
+        obj[draw(st.sampled_from(["extra", "cache_control", "name", "usage"]))] = draw(_ARGUMENTS)
+    elif how == "drop" and keys:
+        del obj[draw(st.sampled_from(keys))]
+    elif how == "retype" and keys:
+        obj[draw(st.sampled_from(keys))] = draw(st.sampled_from([None, 1, True, "", "x", [], {}]))
+    return messages
+
+
+_PART_BLOCKS = [{"type": "text", "text": "r"}, {"type": "thinking", "thinking": "hm", "signature": "s"},
+                {"type": "redacted_thinking", "data": "x"},
+                {"type": "search_result", "source": "s", "title": "t", "content": [{"type": "text", "text": "r"}]},
+                {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]
+
+
+@st.composite
+def _anthropic(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    ids = draw(st.lists(st.sampled_from(["toolu_1", "toolu_2", "t"]), min_size=1, max_size=2, unique=True))
+    blocks = [{"type": "text", "text": draw(_TEXTS)} for _ in range(draw(st.integers(0, 2)))]
+    if draw(st.booleans()):
+        blocks.append({"type": "text", "text": "see", "citations": draw(_ARGUMENTS)})
+    if draw(st.booleans()):
+        blocks.append(draw(st.sampled_from(_PART_BLOCKS[1:])))
+    blocks += [{"type": "tool_use", "id": i, "name": "bash", "input": draw(_ARGUMENTS)} for i in ids]
+    blocks = draw(st.permutations(blocks)) if draw(st.booleans()) else blocks
+    results = []
+    for i in ids:
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": i}
+        result["content"] = draw(st.one_of(_TEXTS, st.lists(st.sampled_from(_PART_BLOCKS), max_size=3),
+                                           st.just({"a": 1})))
+        if draw(st.booleans()):
+            result["is_error"] = draw(st.sampled_from([True, False, "yes", None]))
+        results.append(result)
+    if draw(st.booleans()):
+        results.append({"type": "text", "text": draw(_TEXTS)})
+    return _off_shape(draw, [("assistant", blocks or [{"type": "text", "text": "x"}]), ("user", results)])
+
+
+@st.composite
+def _openai(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    from asif_convert._formats.continuity.dialects.common import json_text
+
+    ids = draw(st.lists(st.sampled_from(["call_1", "call_2"]), min_size=0, max_size=2, unique=True))
+    spaced = draw(st.booleans())
+    calls = [{"id": i, "type": "function", "function": {"name": "f", "arguments": draw(st.one_of(
+        _ARGUMENTS.map(lambda a: json_text(a, spaced)),
+        st.sampled_from(['{"q":1}', '{"q": 1}', '{ "q":1 }', '{"q":', "1", "[]"])))}} for i in ids]
+    message: dict[str, Any] = {"role": draw(st.sampled_from(["assistant", "assistant", "user"])),
+                               "content": draw(st.one_of(_TEXTS, st.none()))}
+    if calls or draw(st.booleans()):
+        message["tool_calls"] = calls
+    tools = [("tool", {"role": "tool", "tool_call_id": i, "content": draw(_TEXTS)}) for i in ids]
+    return _off_shape(draw, [("assistant", message), *tools])
+
+
+_UNUSUAL_SPACING = [("assistant", {"role": "assistant", "content": "x", "tool_calls": [
+    {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{ "q":1 }'}}]}),
+    ("tool", {"role": "tool", "tool_call_id": "call_1", "content": "ok"})]
+_UNUSUAL_ORDER = [("assistant", [{"text": "hi", "type": "text"}, {"type": "tool_use", "id": "t", "name": "b",
+                                                                    "input": {}}]),
+                  ("user", [{"type": "tool_result", "content": "ok", "tool_use_id": "t"}])]
+
+_NESTED_EXTRA = [("assistant", [{"type": "tool_use", "id": "t", "name": "b", "input": {}}]),
+                 ("user", [{"type": "tool_result", "tool_use_id": "t",
+                            "content": [{"type": "text", "text": "r", "cache_control": {"type": "ephemeral"}}]}])]
+
+
+@given(st.one_of(_anthropic(), _openai()))
+@example(_UNUSUAL_SPACING)
+@example(_UNUSUAL_ORDER)
+@example(_NESTED_EXTRA)
+def test_a_message_said_exact_has_no_difference_from_its_rendering(messages):
+    """A split that says its rendering is the content itself spares the reader rendering it: a
+    conversion with every split rendered and compared must come out the same, byte for byte."""
+    for role, content in messages:
+        found = split(content, role, "m")
+        event("exact" if found is not None and found.exact else "rendered" if found is not None else "no dialect")
+    doc = export(*messages)
+    fast = convert(doc, to="asif", options=Options(validate=False)).output
+    never = mock.Mock(return_value=False)
+    with mock.patch.object(anthropic, "_exact", never), mock.patch.object(openai, "_exact", never):
+        rendered = convert(doc, to="asif", options=Options(validate=False)).output
+    assert fast == rendered
+    back = convert(fast, to="continuity").output
+    assert json.loads(back)["messages"] == export(*messages)["messages"]

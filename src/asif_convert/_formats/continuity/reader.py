@@ -409,7 +409,8 @@ class _Reader:
         counters = usage.extract(rec["content_json"])
         if counters:
             self.usage += usage.entries(counters, anchor.id, self.codec.dump(_REPORTED))
-        diff = self._difference(rec, role, split, events, members, text_part, counters)
+        diff = None if split.exact and not counters else \
+            self._difference(rec, role, split, events, members, text_part, counters)
         if diff is not None:
             native["diff"] = diff
             if difference.says(diff):

@@ -79,6 +79,7 @@ def split(content: Any, role: str, message_id: str) -> Split:
     wrapped = isinstance(content, dict)
     blocks = content["content"] if wrapped else content
     order = "".join(_block(b, out, message_id, parts) for b in blocks)
+    out.exact = not wrapped and all(map(_exact, blocks))
     if wrapped:
         out.options["w"] = 1
     if order != "".join(sorted(order, key="pcr".index)):  # not all parts, then calls, then results
@@ -131,6 +132,43 @@ def _block(b: dict[str, Any], out: Split, mid: str, parts: list[ir.Part], top: b
         return "r"
     parts.append(opaque(out, b, block_type(b), f"{mid}/opaque/{len(out.resources)}"))
     return "p"
+
+
+# the keys, in order, of the blocks the rendering gives back exactly (see ``_exact``)
+_TEXT, _CITED_TEXT = ["type", "text"], ["type", "text", "citations"]
+_TOOL_USE = ["type", "id", "name", "input"]
+_TOOL_RESULT, _TOOL_ERROR = ["type", "tool_use_id", "content"], ["type", "tool_use_id", "content", "is_error"]
+
+
+def _exact(b: dict[str, Any]) -> bool:
+    """Whether ``render`` gives this (top-level) block back as it is: a part ``_exact_part``
+    vouches for, a tool_use, or a tool_result whose content is a text or a list of such parts
+    and whose is_error, if any, is a boolean, each with exactly the keys the rendering writes,
+    in its order. ``_block`` maps each of them to one piece whose rendering is that block;
+    anything else is rendered to find out."""
+    kind = b["type"]
+    if kind == "tool_use":
+        return list(b) == _TOOL_USE and _nonempty(b["id"]) and _nonempty(b["name"])
+    if kind == "tool_result":
+        keys = list(b)
+        if not ((keys == _TOOL_RESULT or (keys == _TOOL_ERROR and type(b["is_error"]) is bool))
+                and _nonempty(b["tool_use_id"])):
+            return False
+        content = b["content"]
+        return isinstance(content, str) or (isinstance(content, list) and all(
+            isinstance(x, dict) and isinstance(x.get("type"), str) and _exact_part(x) for x in content))
+    return _exact_part(b)
+
+
+def _exact_part(b: dict[str, Any]) -> bool:
+    """Whether a block that becomes a part renders back as it is: a text (with or without
+    citations; exactly those keys, in that order), or a reasoning or search_result block (the
+    part holds the block itself)."""
+    kind = b["type"]
+    if kind == "text":
+        keys = list(b)
+        return (keys == _TEXT or keys == _CITED_TEXT) and isinstance(b["text"], str)
+    return kind in ("thinking", "redacted_thinking") or (kind == "search_result" and isinstance(b.get("content"), list))
 
 
 def _result(b: dict[str, Any], out: Split, mid: str) -> None:

@@ -52,6 +52,11 @@ class Split:
     resources: list[ir.Resource] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     opaque: list[str] = field(default_factory=list)  # block types kept as opaque parts (see ``opaque``)
+    # Whether the dialect vouches that its rendering of these pieces in these options is the
+    # content itself, key for key (most messages): then the reader need not render it to find
+    # that nothing differs. Only for shapes plain enough to tell from their keys; a property
+    # (tests/test_dialects.py) holds every exact split to an empty difference.
+    exact: bool = False
 
 
 @dataclass

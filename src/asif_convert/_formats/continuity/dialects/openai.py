@@ -113,9 +113,36 @@ def split(content: dict[str, Any], role: str, message_id: str) -> Split:
             out.options["x"] = len(parts)
             parts.append(ir.TextPart(text=audio["transcript"]))
     _calls(content, out, message_id)
+    out.exact = _exact(content, role, out)
     if not out.parts and (out.calls or out.results):
         out.parts = None
     return out
+
+
+_TOOL_MESSAGE = ["role", "tool_call_id", "content"]
+_CALL, _FUNCTION = ["id", "type", "function"], ["name", "arguments"]
+
+
+def _exact(content: dict[str, Any], role: str, out: Split) -> bool:
+    """Whether ``render`` gives this message back as it is: a tool message with text content,
+    or a message of the record's role with text (or null) content and, if any, function tool
+    calls whose arguments are written as the rendering writes them, each with exactly the keys
+    the rendering writes, in its order. Anything else is rendered to find out."""
+    keys = list(content)
+    if out.results:
+        return keys == _TOOL_MESSAGE and content["role"] == "tool" and isinstance(content["content"], str)
+    if keys[:2] != ["role", "content"] or content["role"] != role or not (
+            isinstance(content["content"], str) or content["content"] is None):
+        return False
+    if keys == ["role", "content"]:
+        return True
+    calls = content["tool_calls"] if keys == ["role", "content", "tool_calls"] else None
+    if not calls or len(calls) != len(out.calls):  # (an empty list is not written back)
+        return False
+    spaced = out.options.get("a") == "spaced"
+    return all(list(c) == _CALL and c["type"] == "function" and list(c["function"]) == _FUNCTION
+               and call.status == "complete" and json_text(call.arguments, spaced) == c["function"]["arguments"]
+               for c, call in zip(calls, out.calls, strict=True))
 
 
 def _calls(content: dict[str, Any], out: Split, message_id: str) -> None:
