@@ -78,7 +78,7 @@ def test_schema_violation_names_the_json_path(tmp_path):
     src.write_text(json.dumps(doc))
     res = invoke("from-continuity", src, "-o", tmp_path / "o.json")
     assert res.exit_code == 1
-    assert "/messages/2/role" in res.stderr and "'robot'" in res.stderr
+    assert "/messages/2/role" in res.stderr and '"robot"' in res.stderr
 
 
 def test_failure_leaves_an_existing_output_untouched(tmp_path):

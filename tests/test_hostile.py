@@ -167,12 +167,12 @@ def test_a_broken_document_of_the_forced_format_still_gets_its_schema_errors(tmp
     """Only a document another format claims is 'the other format'; a damaged one is not."""
     doc = load(CHAT)
     doc["format"] = "agent-continuity-exprot"
-    refused(tmp_path, dumps(doc), "/format", "'agent-continuity-export' was expected", rule="schema")
+    refused(tmp_path, dumps(doc), "/format", '"agent-continuity-export" was expected', rule="schema")
 
 
 def test_unknown_format(tmp_path):
     refused(tmp_path, b'{"format": "langchain-memory", "messages": []}', "/format",
-            "unknown format 'langchain-memory'", "--to", "asif", command="convert", rule="format")
+            'unknown format "langchain-memory"', "--to", "asif", command="convert", rule="format")
     refused(tmp_path, b'{"messages": []}', "", "not a document of any installed format", "--to", "asif",
             command="convert", rule="format")
 
@@ -180,15 +180,15 @@ def test_unknown_format(tmp_path):
 def test_misspelled_format(tmp_path):
     doc = load(CHAT)
     doc["format"] = "agent-continuity-exprot"
-    refused(tmp_path, dumps(doc), "/format", "'agent-continuity-export' was expected", rule="schema")
-    refused(tmp_path, dumps(doc), "/format", "unknown format 'agent-continuity-exprot'", "--to", "asif",
+    refused(tmp_path, dumps(doc), "/format", '"agent-continuity-export" was expected', rule="schema")
+    refused(tmp_path, dumps(doc), "/format", 'unknown format "agent-continuity-exprot"', "--to", "asif",
             command="convert", rule="format")
 
 
 def test_asif_version_other_than_0_4(tmp_path):
     doc = load(SESSION)
     doc["asif_version"] = "0.5"
-    refused(tmp_path, dumps(doc), "/asif_version", "'0.4' was expected", command="to-continuity", rule="schema")
+    refused(tmp_path, dumps(doc), "/asif_version", '"0.4" was expected', command="to-continuity", rule="schema")
 
 
 CONTINUITY_REQUIRED = [
@@ -212,7 +212,7 @@ def test_each_required_continuity_field_missing(tmp_path, parent, field):
         node = node[step]
     del node[field]
     path = "".join(f"/{p}" for p in parent)
-    refused(tmp_path, dumps(doc), path, f"'{field}' is a required property", rule="schema")
+    refused(tmp_path, dumps(doc), path, f'"{field}" is a required property', rule="schema")
 
 
 ASIF_REQUIRED = ["asif_version", "capture", "session", "participants", "events", "branches", "executions",
@@ -225,30 +225,37 @@ def test_each_required_asif_field_missing(tmp_path, field):
     doc = load(SESSION)
     del doc[field]
     if field == "asif_version":  # the file no longer says what it is: detection and the schema say so
-        refused(tmp_path, dumps(doc), "", "'asif_version' is a required property", command="to-continuity")
+        refused(tmp_path, dumps(doc), "", '"asif_version" is a required property', command="to-continuity")
         return
-    refused(tmp_path, dumps(doc), "", f"'{field}' is a required property", command="to-continuity", rule="schema")
+    refused(tmp_path, dumps(doc), "", f'"{field}" is a required property', command="to-continuity", rule="schema")
 
 
 @pytest.mark.parametrize(("mutate", "path", "reason"), [
-    (lambda d: d["messages"][0].update(sequence="1"), "/messages/0/sequence", "'1' is not of type 'integer'"),
-    (lambda d: d["messages"][0].update(sequence=1.5), "/messages/0/sequence", "1.5 is not of type 'integer'"),
-    (lambda d: d["messages"][0].update(role="robot"), "/messages/0/role", "'robot' is not one of"),
-    (lambda d: d.update(messages={}), "/messages", "is not of type 'array'"),
-    (lambda d: d.update(session=[]), "/session", "is not of type 'object'"),
-    (lambda d: d["messages"][0].update(text_content=None), "/messages/0/text_content", "None is not of type"),
-    (lambda d: d["events"].append(7), "/events/0", "7 is not of type 'object'"),
+    (lambda d: d["messages"][0].update(sequence="1"), "/messages/0/sequence", '"1" is not of type "integer"'),
+    (lambda d: d["messages"][0].update(sequence=1.5), "/messages/0/sequence", '1.5 is not of type "integer"'),
+    (lambda d: d["messages"][0].update(role="robot"), "/messages/0/role", '"robot" is not one of'),
+    (lambda d: d.update(messages={}), "/messages", 'is not of type "array"'),
+    (lambda d: d.update(session=[]), "/session", 'is not of type "object"'),
+    (lambda d: d["messages"][0].update(text_content=None), "/messages/0/text_content", "null is not of type"),
+    (lambda d: d["events"].append(7), "/events/0", '7 is not of type "object"'),
+    (lambda d: d["session"].update(title=True), "/session/title", 'true is not of type "string"'),
+    (lambda d: d["messages"][0].update(role=["user"]), "/messages/0/role", 'an array is not of type "string"'),
+    (lambda d: d["messages"][0].update(message_id=""), "/messages/0/message_id", '"" should be non-empty'),
+    (lambda d: d["messages"][0].update(extra=1, more=None), "/messages/0",
+     'additional properties are not allowed ("extra", "more" were unexpected)'),
 ])
 def test_wrong_types(tmp_path, mutate, path, reason):
+    """Said in JSON's spelling (true, null, "text"), never Python's (True, None, 'text')."""
     doc = load(CHAT)
     mutate(doc)
-    refused(tmp_path, dumps(doc), path, reason, rule="schema")
+    err = refused(tmp_path, dumps(doc), path, reason, rule="schema")
+    assert not any(word in err for word in ("True", "None", "'")), err
 
 
 def test_wrong_types_in_asif(tmp_path):
     doc = load(SESSION)
     doc["events"][1]["sequence"] = "1"
-    refused(tmp_path, dumps(doc), "/events/1/sequence", "'1' is not of type 'integer'", command="to-continuity")
+    refused(tmp_path, dumps(doc), "/events/1/sequence", '"1" is not of type "integer"', command="to-continuity")
 
 
 # -- what JSON allows but a session must not hold ------------------------------------------------
@@ -365,7 +372,7 @@ def test_floats_where_integers_belong(tmp_path):
     back = convert(dumps(output), to="continuity")
     assert json.loads(back.output)["messages"][0]["sequence"] == 1.0
     doc["messages"][0]["sequence"] = 1.5
-    refused(tmp_path, dumps(doc), "/messages/0/sequence", "1.5 is not of type 'integer'", rule="schema")
+    refused(tmp_path, dumps(doc), "/messages/0/sequence", '1.5 is not of type "integer"', rule="schema")
 
 
 # -- encodings -----------------------------------------------------------------------------------

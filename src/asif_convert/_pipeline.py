@@ -224,7 +224,8 @@ def _unknown_format(raw: Any) -> Problem:
     if not isinstance(raw, dict):
         return _not_an_object(raw, expected)
     if "format" in raw:
-        return Problem(rule="format", path="/format", message=f"unknown format {str(raw['format'])[:80]!r}; {expected}")
+        named = msgspec.json.encode(str(raw["format"])[:80]).decode()
+        return Problem(rule="format", path="/format", message=f"unknown format {named}; {expected}")
     return Problem(rule="format", path="", message=f"not a document of any installed format; {expected}")
 
 

@@ -8,11 +8,14 @@ takes about 0.1 s, a fifth of a small conversion).
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from functools import cache
 from typing import Any
 
 import jsonschema_rs
+import msgspec
 
 from asif_convert._errors import Problem, pointer
 from asif_convert._resources import schema_path
@@ -47,10 +50,67 @@ def schema_problems(name: str, doc: Any) -> list[Problem]:
     if _fast(name).is_valid(doc):
         return []
     errors = sorted(_full(name).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    problems = [Problem(rule="schema", path=pointer(*e.absolute_path), message=_shorten(e.message)) for e in errors]
+    problems = [Problem(rule="schema", path=pointer(*e.absolute_path), message=_shorten(_message(e))) for e in errors]
     if not problems:  # the two engines disagree; never report "invalid" without a reason
         problems = [Problem(rule="schema", path="", message="document does not match its schema")]
     return problems
+
+
+def _message(error: Any) -> str:
+    """The error in JSON's spelling: python-jsonschema writes values as Python does (``True``,
+    ``None``, ``'x'``), and a whole object or array where one is wrong. Validators not named
+    here keep its message."""
+    kind, expected, instance = error.validator, error.validator_value, error.instance
+    if kind == "type":
+        types = expected if isinstance(expected, list) else [expected]
+        return f"{_shown(instance)} is not of type {' or '.join(map(_json, types))}"
+    if kind == "enum":
+        return f"{_shown(instance)} is not one of {', '.join(map(_json, expected))}"
+    if kind == "const":
+        return f"{_json(expected)} was expected"
+    if kind in ("minLength", "minItems", "minProperties"):
+        return f"{_shown(instance)} should be non-empty" if expected == 1 else f"{_shown(instance)} is too short"
+    if kind in ("anyOf", "oneOf"):
+        return f"{_shown(instance)} is not valid under any of the given schemas"
+    if kind == "pattern":
+        return f"{_shown(instance)} does not match {_json(expected)}"
+    if kind in ("required", "additionalProperties"):  # the names python-jsonschema quotes, quoted as JSON
+        names = _quoted_names(error.message)
+        if names is not None and kind == "required":
+            return f"{_json(names[0])} is a required property"
+        if names is not None:
+            return f"additional properties are not allowed ({', '.join(map(_json, names))} " \
+                   f"{'was' if len(names) == 1 else 'were'} unexpected)"
+    return error.message
+
+
+def _quoted_names(message: str) -> list[str] | None:
+    """The property names in a required or additionalProperties message of python-jsonschema
+    (written with repr), or None when it is not of that form."""
+    found = _NAMES.search(message)
+    try:
+        names = ast.literal_eval(f"[{found[1] or found[2]}]") if found else None
+    except (ValueError, SyntaxError):
+        return None
+    return names if isinstance(names, list) and names and all(isinstance(n, str) for n in names) else None
+
+
+_NAMES = re.compile(r"^(.*) is a required property$|\((.*) (?:was|were) unexpected\)$", re.DOTALL)
+
+
+def _json(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: a scalar as JSON (a long string cut short), an object or
+    an array by its kind (it can be the whole document)."""
+    if isinstance(value, dict):
+        return "an object" if value else "{}"
+    if isinstance(value, list):
+        return "an array" if value else "[]"
+    text = _json(value)
+    return text if len(text) <= 80 else f"{text[:60]}…{text[-10:]}"
 
 
 def _shorten(message: str) -> str:
