@@ -205,7 +205,7 @@ def format_of(raw: Any, source: str | None, name: str) -> Format:
             other = detect(raw)
             if other is not None and other.name != fmt.name:
                 raise WrongFormat(other, fmt, name)
-            if not isinstance(raw, dict):  # (its schema would say so in Python's words: "None is not of type")
+            if not isinstance(raw, dict):  # one line saying what it is, not every schema error
                 raise InvalidInput([_not_an_object(raw, f"expected {fmt.description}")], name)
         return fmt
     found = detect(raw)

@@ -70,8 +70,14 @@ def _message(error: Any) -> str:
         return f"{_json(expected)} was expected"
     if kind in ("minLength", "minItems", "minProperties"):
         return f"{_shown(instance)} should be non-empty" if expected == 1 else f"{_shown(instance)} is too short"
+    if kind in ("maxLength", "maxItems", "maxProperties"):
+        return f"{_shown(instance)} is too long"
+    if kind == "uniqueItems":
+        return f"{_shown(instance)} has non-unique elements"
     if kind in ("anyOf", "oneOf"):
         return f"{_shown(instance)} is not valid under any of the given schemas"
+    if kind == "not":
+        return f"{_shown(instance)} is not allowed here"
     if kind == "pattern":
         return f"{_shown(instance)} does not match {_json(expected)}"
     if kind in ("required", "additionalProperties"):  # the names python-jsonschema quotes, quoted as JSON
