@@ -3,6 +3,7 @@ export could say, and whether it said all of it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from asif_convert import ir
@@ -13,15 +14,14 @@ _DIALECTS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI 
              "openai-responses": "OpenAI Responses", "google-genai": "Google Gen AI"}
 
 
-def coverage(doc: ir.Document, raw: dict[str, Any]) -> list[ir.Coverage]:
+def coverage(doc: ir.Document, raw: dict[str, Any], mapped: Iterable[str]) -> list[ir.Coverage]:
+    """``mapped``: the content dialects the reader recognised (and mapped) in message content_json."""
     kinds = {ev.kind for ev in doc.events}
 
     def has(*wanted: str) -> bool:
         return not kinds.isdisjoint(wanted)
 
-    # the content dialects the reader recognised (and mapped) in message content_json
-    dialects = sorted({_DIALECTS.get(d, d) for ev in doc.events
-                       if isinstance(d := ev.native.get(NAMESPACE, {}).get("dialect"), str)})
+    dialects = sorted({_DIALECTS.get(d, d) for d in mapped})
     # Where only the first two dialects occur, the wording earlier releases wrote (and their
     # documents hold) stays, so that those documents still convert back exactly.
     known = ("Anthropic Messages or OpenAI Chat Completions" if set(dialects) <= set(list(_DIALECTS.values())[:2])

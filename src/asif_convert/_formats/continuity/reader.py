@@ -113,6 +113,7 @@ class _Reader:
         self.usage: list[dict[str, Any]] = []  # ASIF usage entries of provider message objects
         self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
         self.groups: dict[str, tuple[str | None, list[str], list[str]]] = {}  # split messages' events, by first
+        self.dialects: dict[str, None] = {}  # the content dialects messages were split in
         self.first_release_forks = False
         self.release = False  # let go of each message and event record once read
         self.positions = {"messages": 0}  # records read so far
@@ -237,7 +238,7 @@ class _Reader:
         absent = [k for k in ("branches", "native_states", "artifacts") if k not in raw]
         if absent:
             doc.native = {NAMESPACE: {"absent": absent}}
-        doc.coverage = coverage(doc, self.raw)
+        doc.coverage = coverage(doc, self.raw, self.dialects)
         return doc
 
     def _native_session(self, session: dict[str, Any]) -> dict[str, Any]:
@@ -404,6 +405,7 @@ class _Reader:
         native = self._native(rec, ("event", anchor.id), "messages",
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
         native["dialect"] = split.dialect
+        self.dialects[split.dialect] = None
         if split.options:
             native["style"] = split.options
         counters = usage.extract(rec["content_json"])
