@@ -105,6 +105,19 @@ def test_workers_out_of_range_is_a_usage_error_in_our_words(tmp_path, value, mes
     assert "x>=0" not in res.stderr
 
 
+@pytest.mark.parametrize("command", [["from-continuity", EXPORT, "-o", "{out}", "--artifacts-root"],
+                                     ["batch", EXPORT.parent, "-o", "{out}", "--to", "asif", "--artifacts-root"],
+                                     ["validate", EXPORT, "--base-dir"]])
+@pytest.mark.parametrize(("folder", "message"), [("missing", "there is no folder"), ("file.txt", "is not a folder")])
+def test_a_folder_option_that_names_no_folder_is_a_usage_error(tmp_path, command, folder, message):
+    """A misspelled folder would mean, silently, that no file in it is ever found."""
+    (tmp_path / "file.txt").write_text("x")
+    args = [str(a).replace("{out}", str(tmp_path / "out")) for a in command] + [str(tmp_path / folder)]
+    res = invoke(*args)
+    assert res.exit_code == 2 and message in res.stderr, res.stderr
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("option", ["--max-bytes", "--max-string", "--artifact-max-bytes"])
 @pytest.mark.parametrize("value", ["99999999999999999999999G", "9223372036854775807", "4611686018427387905"])
 def test_a_size_beyond_any_file_is_a_usage_error(tmp_path, option, value):

@@ -43,6 +43,7 @@ from asif_convert._cli.common import (
     build_limits,
     build_options,
     check_formats,
+    existing_folder,
     guard,
     internal_error,
     sigterm_interrupts,
@@ -230,8 +231,8 @@ def batch(
     package: Annotated[bool, typer.Option("--package", help="Write ASIF packages (.asif.zip): each session with "
                                           "the files it embeds.")] = False,
     artifacts_root: Annotated[Path | None, typer.Option(
-        "--artifacts-root", metavar="DIR", help="Embed artifact files found by their paths inside DIR only (one "
-                                                "folder for every export).")] = None,
+        "--artifacts-root", metavar="DIR", callback=existing_folder,
+        help="Embed artifact files found by their paths inside DIR only (one folder for every export).")] = None,
     artifacts_each: Annotated[str | None, typer.Option(
         "--artifacts-each", metavar="TEMPLATE", help="Embed artifact files from each export's own folder: TEMPLATE, "
         "relative to the export's folder; {stem} is its name without the extension ('{stem}': a.json's files are "

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -59,6 +60,15 @@ def depth_option(text: str) -> int:
         raise typer.BadParameter(f"{text!r} is not a whole number") from None
     if not 1 <= value <= DEPTH_CEILING:
         raise typer.BadParameter(f"must be from 1 to {DEPTH_CEILING} levels")
+    return value
+
+
+def existing_folder(value: Path | None) -> Path | None:
+    """A folder option's value, which must name a folder: a misspelled one would otherwise
+    mean silently that no file in it is found."""
+    if value is not None and not value.is_dir():
+        raise typer.BadParameter(f"{str(value)!r} is not a folder" if value.exists() else
+                                 f"there is no folder {str(value)!r}")
     return value
 
 

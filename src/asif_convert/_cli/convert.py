@@ -35,6 +35,7 @@ from asif_convert._cli.common import (
     build_options,
     check_formats,
     err,
+    existing_folder,
     gc_paused,
     guard,
     point_of_no_return,
@@ -47,8 +48,9 @@ from asif_convert.plugin import Options
 
 PACKAGE_SUFFIX = ".asif.zip"
 ArtifactsRootOpt = Annotated[Path | None, typer.Option(
-    "--artifacts-root", metavar="DIR", help="Embed each artifact's file, found by its path inside DIR only (no "
-                                            "absolute paths, '..' or links); without it no file is opened.")]
+    "--artifacts-root", metavar="DIR", callback=existing_folder,
+    help="Embed each artifact's file, found by its path inside DIR only (no absolute paths, '..' or links); without "
+         "it no file is opened.")]
 ArtifactMaxOpt = Annotated[int, typer.Option(
     "--artifact-max-bytes", metavar="SIZE", parser=size_option, show_default="64M",
     help="Leave an artifact unavailable when its file is larger than this.")]

@@ -11,7 +11,7 @@ import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
-from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, guard
+from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, existing_folder, guard
 from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError
 from asif_convert._limits import Limits
 from asif_convert._pipeline import validate_as
@@ -38,8 +38,9 @@ def _formats() -> None:
 def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
              as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False,
              base_dir: Annotated[Path | None, typer.Option(
-                 "--base-dir", metavar="DIR", help="Also check ASIF resources embedded by path, inside this directory "
-                                                   "only (paths in documents are never opened otherwise).")] = None,
+                 "--base-dir", metavar="DIR", callback=existing_folder,
+                 help="Also check ASIF resources embedded by path, inside this directory only (paths in documents "
+                      "are never opened otherwise).")] = None,
              max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
              max_string: MaxStringOpt = LIM.max_string) -> None:
     """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
