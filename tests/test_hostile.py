@@ -252,6 +252,34 @@ def test_wrong_types(tmp_path, mutate, path, reason):
     assert not any(word in err for word in ("True", "None", "'")), err
 
 
+STREAMED = CORPUS / "asif" / "tool-call-completed.session.json"  # declares asif.streams/0.1 and holds streams
+
+
+@pytest.mark.parametrize(("mutate", "path", "reason"), [
+    (lambda d: d.update(required_features=["other"]), "/required_features", '"asif.streams/0.1" is missing'),
+    (lambda d: d["coverage"].pop(), "/coverage", 'an item with "scope": "usage" is missing'),
+    (lambda d: d["coverage"].append(d["coverage"][0]), "/coverage",
+     'an item with "scope": "participants" appears more than once'),
+    (lambda d: d["coverage"].pop(), "/coverage", "an array has fewer than 13 items"),
+    (lambda d: d["events"][1]["causes"][0].update(session_id="s"), "/events/1/causes/0",
+     '"session_id" requires "capture_id" beside it'),
+])
+def test_asif_schema_problems_in_words(tmp_path, mutate, path, reason):
+    """The array and dependency rules of the ASIF schema name what is missing, in JSON's spelling,
+    never the whole array in Python's."""
+    doc = load(STREAMED)
+    mutate(doc)
+    err = refused(tmp_path, dumps(doc), path, reason, command="to-continuity", rule="schema")
+    assert not any(word in err for word in ("True", "None", "'")), err
+
+
+@pytest.mark.parametrize(("value", "said"), [(False, "the format is false, not a format's name"),
+                                             ({"a": 1}, "the format is an object, not a format's name"),
+                                             ("x" * 100, 'unknown format "xxxxxxxx')])
+def test_an_unknown_format_value_is_shown_as_json(tmp_path, value, said):
+    refused(tmp_path, dumps({"format": value}), "/format", said, "--to", "asif", command="convert", rule="format")
+
+
 def test_wrong_types_in_asif(tmp_path):
     doc = load(SESSION)
     doc["events"][1]["sequence"] = "1"

@@ -317,9 +317,9 @@ def test_a_path_given_as_str_gets_a_hint():
 
 @pytest.mark.parametrize(("mutate", "path", "reason"), [
     (lambda d: d["messages"][0].__setitem__("content_json", {"when": datetime.date(2024, 1, 1)}),
-     "/messages/0/content_json/when", "a date is not a JSON value"),
+     "/messages/0/content_json/when", "a Python date is not a JSON value"),
     (lambda d: d["messages"][0].__setitem__("content_json", ("a", "tuple")), "/messages/0/content_json",
-     "a tuple is not a JSON value"),
+     "a Python tuple is not a JSON value"),
     (lambda d: d["messages"][0].__setitem__("content_json", {"x": math.nan}), "/messages/0/content_json/x",
      "nan is not a JSON number"),
     (lambda d: d["messages"][0].__setitem__("content_json", {1: "one"}), "/messages/0/content_json",
@@ -500,6 +500,7 @@ def _scenario(tmp_path, monkeypatch, name):
         "usage-unknown-format": ["convert", src, "--to", "nope", "-o", out],
         "usage-over-input": ["from-continuity", src, "-o", src],
         "usage-bad-limit": ["from-continuity", src, "-o", out, "--max-depth", "0"],
+        "usage-no-folder": ["from-continuity", src, "-o", out, "--artifacts-root", tmp_path / "missing"],
         "internal-crash": ["from-continuity", src, "-o", out],
         "internal-invalid-output": ["from-continuity", src, "-o", out],
         "loss-policy-on-loss": ["from-continuity", src, "-o", out, "--on-loss", "error"],
@@ -516,7 +517,7 @@ MEANINGS = {"converted": "converted", "all-valid": "all files valid", "invalid":
 SCENARIOS = ["converted", "converted-copy", "all-valid", "invalid-json", "invalid-other-format", "invalid-validate",
              "invalid-unwritable", "usage-unknown-option", "usage-unknown-command", "usage-missing-argument",
              "usage-flag-with-value", "usage-unknown-kind", "usage-unknown-format", "usage-over-input",
-             "usage-bad-limit", "internal-crash", "internal-invalid-output", "loss-policy-on-loss",
+             "usage-bad-limit", "usage-no-folder", "internal-crash", "internal-invalid-output", "loss-policy-on-loss",
              "loss-policy-fail-on", "interrupted"]
 
 

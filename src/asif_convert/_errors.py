@@ -94,3 +94,18 @@ def pointer(*parts: str | int) -> str:
 def pointer_segment(token: str) -> str:
     """One reference token of a JSON pointer as the segment it names (``pointer``'s inverse)."""
     return token.replace("~1", "/").replace("~0", "~")
+
+
+def shown(value: object) -> str:
+    """A document's value as a message shows it: a scalar in JSON's spelling (``true``, ``null``,
+    ``"text"``; a long one cut short), an object or an array by its kind (it can be the whole
+    document)."""
+    if isinstance(value, dict):
+        return "an object" if value else "{}"
+    if isinstance(value, list):
+        return "an array" if value else "[]"
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, msgspec.EncodeError):  # not a JSON value (a caller's Python object)
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 80 else f"{text[:60]}…{text[-10:]}"

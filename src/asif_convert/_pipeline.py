@@ -15,7 +15,7 @@ import msgspec
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
-from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer
+from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer, shown
 from asif_convert._limits import Limits, check_output, depth_message
 from asif_convert._package import is_package, read_package, write_package
 from asif_convert._registry import BUILTINS, detect, get, loss_kinds, namespaces
@@ -190,8 +190,8 @@ def non_json_value(document: Any, limits: Limits) -> Problem:
             stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
         elif kind not in (str, int, float, bool, type(None)):
             return Problem(rule="json", path=pointer(*path),
-                           message=f"{_a(kind.__name__)} is not a JSON value (expected an object, array, string, "
-                                   "number, boolean or null)")
+                           message=f"a Python {kind.__name__} is not a JSON value (expected an object, array, "
+                                   "string, number, boolean or null)")
     return Problem(rule="json", path="", message="not a JSON document")  # e.g. an integer msgspec cannot encode
 
 
@@ -224,8 +224,10 @@ def _unknown_format(raw: Any) -> Problem:
     if not isinstance(raw, dict):
         return _not_an_object(raw, expected)
     if "format" in raw:
-        named = msgspec.json.encode(str(raw["format"])[:80]).decode()
-        return Problem(rule="format", path="/format", message=f"unknown format {named}; {expected}")
+        named = raw["format"]
+        said = f"unknown format {shown(named)}" if isinstance(named, str) else \
+            f"the format is {shown(named)}, not a format's name"
+        return Problem(rule="format", path="/format", message=f"{said}; {expected}")
     return Problem(rule="format", path="", message=f"not a document of any installed format; {expected}")
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema_rs
 import msgspec
 
-from asif_convert._errors import Problem, pointer
+from asif_convert._errors import Problem, pointer, shown
 from asif_convert._resources import schema_path
 
 ASIF_SCHEMA = "asif-0.4-session.schema.json"
@@ -63,23 +63,41 @@ def _message(error: Any) -> str:
     kind, expected, instance = error.validator, error.validator_value, error.instance
     if kind == "type":
         types = expected if isinstance(expected, list) else [expected]
-        return f"{_shown(instance)} is not of type {' or '.join(map(_json, types))}"
+        return f"{shown(instance)} is not of type {' or '.join(map(_json, types))}"
     if kind == "enum":
-        return f"{_shown(instance)} is not one of {', '.join(map(_json, expected))}"
+        return f"{shown(instance)} is not one of {', '.join(map(_json, expected))}"
     if kind == "const":
         return f"{_json(expected)} was expected"
-    if kind in ("minLength", "minItems", "minProperties"):
-        return f"{_shown(instance)} should be non-empty" if expected == 1 else f"{_shown(instance)} is too short"
-    if kind in ("maxLength", "maxItems", "maxProperties"):
-        return f"{_shown(instance)} is too long"
+    if kind in _SIZES:
+        one, many = _SIZES[kind]
+        if kind.startswith("min"):
+            return f"{shown(instance)} should be non-empty" if expected == 1 else \
+                f"{shown(instance)} has fewer than {expected} {many}"
+        return f"{shown(instance)} has more than {expected} {one if expected == 1 else many}"
     if kind == "uniqueItems":
-        return f"{_shown(instance)} has non-unique elements"
+        return f"{shown(instance)} has non-unique elements"
     if kind in ("anyOf", "oneOf"):
-        return f"{_shown(instance)} is not valid under any of the given schemas"
+        return f"{shown(instance)} is not valid under any of the given schemas"
     if kind == "not":
-        return f"{_shown(instance)} is not allowed here"
+        return f"{shown(instance)} is not allowed here"
     if kind == "pattern":
-        return f"{_shown(instance)} does not match {_json(expected)}"
+        return f"{shown(instance)} does not match {_json(expected)}"
+    if kind in ("contains", "minContains", "maxContains"):
+        parent = error.schema if isinstance(error.schema, dict) else {}
+        wanted = _wanted(parent.get("contains"))
+        if kind == "maxContains":
+            return f"{wanted} appears more than {_times(expected)}"
+        if kind == "minContains" and expected != 1:
+            return f"{wanted} appears fewer than {_times(expected)}"
+        return f"{wanted} is missing"
+    if kind == "dependentRequired":
+        found = _DEPENDENCY.search(error.message)
+        try:
+            needed, given = (ast.literal_eval(found[1]), ast.literal_eval(found[2])) if found else (None, None)
+        except (ValueError, SyntaxError):
+            needed = given = None
+        if isinstance(needed, str) and isinstance(given, str):
+            return f"{_json(given)} requires {_json(needed)} beside it"
     if kind in ("required", "additionalProperties"):  # the names python-jsonschema quotes, quoted as JSON
         names = _quoted_names(error.message)
         if names is not None and kind == "required":
@@ -101,6 +119,16 @@ def _quoted_names(message: str) -> list[str] | None:
     return names if isinstance(names, list) and names and all(isinstance(n, str) for n in names) else None
 
 
+_CHARACTERS, _ITEMS, _PROPERTIES = ("character", "characters"), ("item", "items"), ("property", "properties")
+_SIZES = {"minLength": _CHARACTERS, "maxLength": _CHARACTERS, "minItems": _ITEMS, "maxItems": _ITEMS,
+          "minProperties": _PROPERTIES, "maxProperties": _PROPERTIES}
+
+
+def _times(n: Any) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+_DEPENDENCY = re.compile(r"^(.*) is a dependency of (.*)$", re.DOTALL)
 _NAMES = re.compile(r"^(.*) is a required property$|\((.*) (?:was|were) unexpected\)$", re.DOTALL)
 
 
@@ -108,15 +136,17 @@ def _json(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def _shown(value: Any) -> str:
-    """A value as a message shows it: a scalar as JSON (a long string cut short), an object or
-    an array by its kind (it can be the whole document)."""
-    if isinstance(value, dict):
-        return "an object" if value else "{}"
-    if isinstance(value, list):
-        return "an array" if value else "[]"
-    text = _json(value)
-    return text if len(text) <= 80 else f"{text[:60]}…{text[-10:]}"
+def _wanted(schema: Any) -> str:
+    """What a ``contains`` subschema asks an array to hold, in words: a constant, an item with
+    one constant property, or else an item matching it."""
+    if isinstance(schema, dict) and "const" in schema:
+        return _json(schema["const"])
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(props, dict) and len(props) == 1:
+        ((name, sub),) = props.items()
+        if isinstance(sub, dict) and "const" in sub:
+            return f"an item with {_json(name)}: {_json(sub['const'])}"
+    return "an item matching the schema"
 
 
 def _shorten(message: str) -> str:
