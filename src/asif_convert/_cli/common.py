@@ -53,11 +53,15 @@ def size_option(text: str) -> int:
     return value
 
 
-def depth_option(text: str) -> int:
+def _whole_number(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise typer.BadParameter(f"{text!r} is not a whole number") from None
+
+
+def depth_option(text: str) -> int:
+    value = _whole_number(text)
     if not 1 <= value <= DEPTH_CEILING:
         raise typer.BadParameter(f"must be from 1 to {DEPTH_CEILING} levels")
     return value
@@ -73,10 +77,7 @@ def existing_folder(value: Path | None) -> Path | None:
 
 
 def workers_option(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise typer.BadParameter(f"{text!r} is not a whole number") from None
+    value = _whole_number(text)
     if value < 0:
         raise typer.BadParameter("must be 0 or more (0 converts in this process)")
     return value
