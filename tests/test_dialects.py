@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from asif_convert import Options, convert
 from asif_convert._formats.continuity.dialects import REASONING, anthropic, openai, split
+from asif_convert._formats.continuity.dialects.common import json_text
 
 from .conftest import CORPUS
 from .sdk_blocks import export
@@ -322,8 +323,6 @@ def _anthropic(draw: st.DrawFn) -> list[tuple[str, Any]]:
 
 @st.composite
 def _openai(draw: st.DrawFn) -> list[tuple[str, Any]]:
-    from asif_convert._formats.continuity.dialects.common import json_text
-
     ids = draw(st.lists(st.sampled_from(["call_1", "call_2"]), min_size=0, max_size=2, unique=True))
     spaced = draw(st.booleans())
     calls = [{"id": i, "type": "function", "function": {"name": "f", "arguments": draw(st.one_of(
