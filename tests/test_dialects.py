@@ -9,6 +9,7 @@ import json
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
@@ -366,3 +367,20 @@ def test_a_message_said_exact_has_no_difference_from_its_rendering(messages):
     assert fast == rendered
     back = convert(fast, to="continuity").output
     assert json.loads(back)["messages"] == export(*messages)["messages"]
+
+
+@pytest.mark.parametrize("content", [
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 12345678901234567890}'}}]},
+    [{"type": "function_call", "call_id": "c1", "name": "f", "arguments": '{"a": [-9007199254740992]}'}],
+])
+def test_a_call_whose_argument_string_holds_an_unsafe_integer_stays_a_message(content):
+    """The number is inside a string, so the input's limits never saw it; mapped, it would be an
+    ASIF number beyond ±(2^53 − 1), which the output check refuses. It stays the text it is."""
+    doc = export(("assistant", content))
+    result = convert(doc, to="asif")
+    events = json.loads(result.output)["events"]
+    assert [e["kind"] for e in events] == ["message"]
+    assert any(loss.id == "translation:dialect-unsafe-integer" and loss.kind == "dialect_not_applied"
+               for loss in result.losses)
+    assert json.loads(convert(result.output, to="continuity").output)["messages"] == doc["messages"]

@@ -36,6 +36,7 @@ from asif_convert._formats.continuity.dialects import difference, usage
 from asif_convert._formats.continuity.ordering import merge
 from asif_convert._formats.continuity.residual import Carried
 from asif_convert._ledger import Ledger
+from asif_convert._limits import MAX_SAFE_INTEGER
 from asif_convert._validation.schemas import is_asif_event
 from asif_convert._version import __version__
 
@@ -321,6 +322,10 @@ class _Reader:
             return None
         split = dialects.split(rec["content_json"], rec["role"], eid)
         if split is None:
+            return None
+        if any(map(_beyond_safe_integers, (call.arguments for call in split.calls))):
+            # (arguments parsed from a string: the input's own limits never saw these numbers)
+            self.ledger.add("+dialect-unsafe-integer", "event", eid)
             return None
         branch = rec.get("branch_id", self.active)
         seen: set[str] = set()
@@ -708,6 +713,22 @@ def _latest_by_sequence(event_ids: list[str], seq_of: dict[str, Any]) -> tuple[l
         seqs.append(seq)
         last.append(event_ids[best])
     return seqs, last
+
+
+def _beyond_safe_integers(value: Any) -> bool:
+    """Whether a JSON value holds an integer beyond ±(2^53 − 1), which ASIF forbids."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
 
 
 def _json_text(value: Any) -> str:
