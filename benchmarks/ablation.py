@@ -54,7 +54,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from asif_convert import Limits, Options, convert
     from asif_convert._formats.continuity import reader
-    from asif_convert._formats.continuity.reader import _Reader
 
     data = Path(args.file).read_bytes()
     warm = (ROOT / "corpus" / "continuity" / "14-mixed-everything.json").read_bytes()
@@ -66,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def without(name: str, value: object) -> Callable[[], None]:
         def ablated() -> None:
-            with _replaced(_Reader, name, value):
+            with _replaced(reader._Reader, name, value):
                 run()
         return ablated
 
