@@ -384,3 +384,33 @@ def test_a_call_whose_argument_string_holds_an_unsafe_integer_stays_a_message(co
     assert any(loss.id == "translation:dialect-unsafe-integer" and loss.kind == "dialect_not_applied"
                for loss in result.losses)
     assert json.loads(convert(result.output, to="continuity").output)["messages"] == doc["messages"]
+
+
+def _tool_turn(call_id: str, *, text: str | None = "hi") -> list[tuple[str, Any]]:
+    use = {"type": "tool_use", "id": call_id, "name": "b", "input": {}}
+    said = [{"type": "text", "text": text}, use] if text is not None else [use]
+    return [("assistant", said), ("user", [{"type": "tool_result", "tool_use_id": call_id, "content": "ok"}])]
+
+
+@pytest.mark.parametrize(("ids", "stored"), [
+    # no record is named like a split event: nothing stored
+    (["m1", "m2", "m3", "m4", "m5", "m6"], set()),
+    # a later record holds the id of m1's next call: the writer would take its call for m1's
+    (["m1", "m2", "m1/call/1", "m4", "m5", "m6"], {"m1"}),
+    # a later record holds the id of m2's next result (m2 is a result itself)
+    (["m1", "m2", "m3", "m2/result/1", "m5", "m6"], {"m2"}),
+    # an earlier record holds the id of m5's first call: m5's call is renamed
+    (["m1", "m2", "m5/call/0", "m4", "m5", "m6"], {"m5"}),
+])
+def test_a_split_message_stores_its_members_only_where_ids_would_mislead_the_writer(ids, stored):
+    """The writer finds a split message's events under ``<id>/call/<k>`` and ``<id>/result/<k>``;
+    where another record holds such an id (before or after), the members are written out, and
+    only there. Either way the export comes back exactly."""
+    doc = export(*_tool_turn("t1"), *_tool_turn("t2", text=None), *_tool_turn("t3"))
+    for message, new_id in zip(doc["messages"], ids, strict=True):
+        message["message_id"] = new_id
+    out = convert(doc, to="asif")
+    states = {e["id"]: e["extensions"]["agent-continuity/1"] for e in json.loads(out.output)["events"]
+              if "agent-continuity/1" in e.get("extensions", {})}
+    assert {eid for eid, state in states.items() if "members" in state} == stored
+    assert json.loads(convert(out.output, to="continuity").output) == doc

@@ -113,7 +113,8 @@ class _Reader:
         self.dialect_resources: list[ir.Resource] = []
         self.usage: list[dict[str, Any]] = []  # ASIF usage entries of provider message objects
         self.message_ids: set[str] = set()  # IR events that hold a message record's own fields
-        self.groups: dict[str, tuple[str | None, list[str], list[str]]] = {}  # split messages' events, by first
+        # split messages' events, by first, and whether each has the id the writer looks for
+        self.groups: dict[str, tuple[str | None, list[str], list[str], bool]] = {}
         self.dialects: dict[str, None] = {}  # the content dialects messages were split in
         self.first_release_forks = False
         self.release = False  # let go of each message and event record once read
@@ -227,9 +228,16 @@ class _Reader:
             tools=tools,
             checkpoints=checkpoints,
         )
-        by_id = {ev.id: ev for ev in events}
-        for anchor, (msg, calls, results) in self.groups.items():  # stored only when the writer would not
-            members = {"msg": msg, "call": calls, "result": results}  # find them by id
+        # A split message's members are stored only when the writer would not find them by id.
+        # It would when each has the id it looks for and no event follows under the next one
+        # (the usual case, told without a map of every event).
+        taken, by_id = self.ids.taken, None
+        for anchor, (msg, calls, results, as_wanted) in self.groups.items():
+            if as_wanted and f"{anchor}/call/{len(calls)}" not in taken \
+                    and f"{anchor}/result/{len(results)}" not in taken:
+                continue
+            by_id = by_id or {ev.id: ev for ev in events}
+            members = {"msg": msg, "call": calls, "result": results}
             if dialects.members(anchor, by_id) != members:
                 by_id[anchor].native[NAMESPACE]["members"] = members
         if self.carried:  # only ASIF records carried in the export can reference what it lacks
@@ -357,6 +365,15 @@ class _Reader:
         members: dict[str, Any] = {"msg": None, "call": [], "result": []}
         events: list[ir.Event] = []
 
+        as_wanted = True  # whether every event has the id the writer looks for first
+
+        def member_id(key: str, k: int) -> str:
+            nonlocal as_wanted
+            wanted = f"{eid}/{key}/{k}"
+            claimed = self.ids.claim(wanted, key)
+            as_wanted = as_wanted and claimed == wanted
+            return claimed
+
         def add(event_id: str, body: ir.Body, actor_id: str) -> str:
             events.append(ir.Event(id=event_id, sequence=seq + len(events), actor_id=actor_id,
                                    provenance=_REPORTED, body=body))
@@ -380,7 +397,7 @@ class _Reader:
             self.tools.setdefault(call.name, call.server)
             body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
                                arguments_status=call.status)
-            members["call"].append(add(eid if not events else self.ids.claim(f"{eid}/call/{k}", "call"), body, actor))
+            members["call"].append(add(eid if not events else member_id("call", k), body, actor))
             if call.status == "partial":  # the text received so far is not JSON: the state keeps it
                 self.ledger.add("+partial-arguments", "event", members["call"][-1])
         for k, result in enumerate(split.results):
@@ -388,7 +405,7 @@ class _Reader:
                 self.roles["tool"] = None
             answer = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
                                    parts=result.parts)
-            rid = eid if not events else self.ids.claim(f"{eid}/result/{k}", "result")
+            rid = eid if not events else member_id("result", k)
             if result.server is not None:  # a tool the provider (or a server it called) ran
                 self.servers[result.server] = None
             members["result"].append(add(rid, answer, result.server or ROLE_ACTORS["tool"][0]))
@@ -422,7 +439,7 @@ class _Reader:
             native["diff"] = diff
             if difference.says(diff):
                 self.ledger.add("+dialect-unmapped-text", "event", anchor.id)
-        self.groups[anchor.id] = (members["msg"], members["call"], members["result"])
+        self.groups[anchor.id] = (members["msg"], members["call"], members["result"], as_wanted)
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
         if text_part is not None:
