@@ -31,6 +31,7 @@ from asif_convert import InvalidInput, Limits, _limits, convert
 from asif_convert._cli.app import app
 from asif_convert._limits import DEPTH_CEILING, MAX_SAFE_INTEGER, parse_size
 from asif_convert._registry import get
+from asif_convert._validation import schemas
 
 from .conftest import CORPUS
 from .strategies import json_values
@@ -1116,3 +1117,119 @@ def test_a_duplicate_key_deep_in_a_long_list_is_still_found():
         doubled = last[:-1] + ', "role": "user"}'
         with pytest.raises(InvalidInput, match="appears more than once"):
             convert(text.replace(last, doubled).encode(), to="asif")
+
+
+# -- JSON inside strings: texts the input's limits never saw nested --------------------------------
+
+def _nested_text(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def _export(*contents: tuple[str, object], native_states: list | None = None) -> dict:
+    doc = {"format": "agent-continuity-export",
+           "session": {"session_id": "s", "title": "", "status": "active", "active_branch_id": "main"},
+           "messages": [{"message_id": f"m{k}", "session_id": "s", "branch_id": "main", "role": role,
+                         "status": "complete", "content_json": content, "text_content": "", "sequence": k}
+                        for k, (role, content) in enumerate(contents, start=1)],
+           "events": [], "checkpoints": []}
+    if native_states is not None:
+        doc["native_states"] = native_states
+    return doc
+
+
+@pytest.mark.parametrize("levels", [DEPTH_CEILING + 1, 1_100])
+@pytest.mark.parametrize("content", [
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "@@"}}]},
+    [{"type": "function_call", "call_id": "c1", "name": "f", "arguments": "@@"}],
+], ids=["openai-chat", "openai-responses"])
+def test_tool_arguments_nested_deeper_than_the_converter_carries_stay_text(tmp_path, content, levels):
+    """An argument string is JSON text: the input's depth check never saw what it holds. Deeper than
+    the converter's ceiling no ASIF value holds it (at 1,100 levels it was exit 3): the message
+    stays a message, its content_json verbatim, with a loss that says why; the way back is exact."""
+    doc = _export(("assistant", content))
+    data = dumps(doc).replace(b'"@@"', json.dumps(_nested_text(levels)).encode())
+    output, _ = converted(tmp_path, data)
+    assert [e["kind"] for e in output["events"]] == ["message"]
+    assert "translation:dialect-deep-arguments" in {loss["id"] for loss in output["losses"]}
+    assert json.loads(convert(json.dumps(output).encode(), to="continuity").output) == json.loads(data)
+
+
+def _asif_with_text(doc: dict, resource_id: str, levels: int) -> bytes:
+    """``doc`` converted to ASIF, the text of its resource ``resource_id`` replaced by JSON nested
+    ``levels`` deep (an edit: the text is a string, within every limit of the document)."""
+    session = json.loads(convert(doc, to="asif").output)
+    (resource,) = [r for r in session["resources"] if r["id"] == resource_id]
+    resource["text"] = _nested_text(levels)
+    resource["bytes"], resource["sha256"] = levels * 2, hashlib.sha256(resource["text"].encode()).hexdigest()
+    return dumps(session)
+
+
+@pytest.mark.parametrize("levels", [DEPTH_CEILING + 1, 977, 1_100])
+@pytest.mark.parametrize(("doc", "resource_id"), [
+    (_export(("user", [{"type": "text", "text": "hi"}]),
+             native_states=[{"state_id": "n1", "session_id": "s", "provider": "p", "kind": "k", "payload": {"a": 1},
+                             "portable": True}]), "n1"),
+    (_export(("user", [{"type": "weird_block", "x": 1}, {"type": "text", "text": "hi"}])), "m1/opaque/0"),
+    (_export(("user", [{"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": "d"}]}},
+                       {"type": "text", "text": "hi"}])), "m1/document/0"),
+], ids=["native-state", "opaque-block", "document-content"])
+def test_resource_texts_nested_deeper_than_the_converter_carries_stay_text(tmp_path, doc, resource_id, levels):
+    """The continuity writer turns some resource texts back into JSON (a native state's payload, an
+    opaque block, a document's content): a text nested deeper than the converter carries is not
+    taken for JSON there (at 977 and 1,100 levels it was exit 3); the residual keeps it, exactly."""
+    data = _asif_with_text(doc, resource_id, levels)
+    converted(tmp_path, data, "to-continuity")
+    back = convert((tmp_path / "result.json").read_bytes(), to="asif")
+    assert json.loads(back.output) == json.loads(data)
+
+
+@pytest.mark.parametrize(("levels", "flags"), [(DEPTH_CEILING - 10, ("--max-depth", str(DEPTH_CEILING))),
+                                               (900, ("--trusted-input",))])
+def test_a_difference_from_the_rendering_as_deep_as_the_input_may_be(tmp_path, levels, flags):
+    """What a message holds beyond its dialect's rendering is found and checked for text by walks
+    as deep as the content: at the ceiling they convert (at 340 levels they were exit 3), and
+    trusted input deeper still is refused where the output cannot hold it, never a crash."""
+    deep: object = "x"
+    for _ in range(levels):
+        deep = [deep]
+    doc = _export(("assistant", [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]),
+                  ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": deep}]))
+    src = tmp_path / "input.json"
+    src.write_bytes(dumps(doc))
+    res = invoke("from-continuity", src, "-o", tmp_path / "out.json", *flags)
+    if "--trusted-input" in flags:
+        assert res.exit_code == 1 and "nested more than" in res.stderr, res.stderr
+        return
+    assert res.exit_code == 0, res.stderr
+    back = convert((tmp_path / "out.json").read_bytes(), to="continuity", limits=Limits(max_depth=DEPTH_CEILING))
+    assert json.loads(back.output) == doc
+
+
+@pytest.mark.parametrize("flags", [("--max-depth", "300"), ("--trusted-input",)])
+def test_a_value_deeper_than_the_fast_schema_validator_walks_gets_its_schema_error(tmp_path, flags):
+    """jsonschema-rs stops at about 255 levels; deeper values (which a raised --max-depth or
+    --trusted-input let through) are judged by python-jsonschema instead of ending in exit 3."""
+    doc = json.loads(convert(TOOLS.read_bytes(), to="asif").output)
+    deep: object = 1
+    for _ in range(256):
+        deep = [deep]
+    doc["branches"][0]["event_ids"].insert(1, deep)
+    refused(tmp_path, dumps(doc), "/branches/0/event_ids/1", 'an array is not of type "string"', *flags,
+            command="to-continuity", rule="schema")
+
+
+def test_where_the_fast_schema_validator_gives_no_answer_python_jsonschema_gives_it():
+    """Whatever value makes jsonschema-rs give up, the answer is python-jsonschema's: errors with
+    their paths for an invalid document, none for a valid one, and the same for a definition."""
+    def gives_up(*args):
+        raise ValueError("Recursion limit reached")
+
+    session = load(SESSION)
+    broken = copy.deepcopy(session)
+    broken["branches"][0]["event_ids"].insert(1, [1])
+    with mock.patch.object(schemas, "_fast", return_value=mock.Mock(is_valid=gives_up)):
+        assert schemas.schema_problems(schemas.ASIF_SCHEMA, session) == []
+        assert [p.path for p in schemas.schema_problems(schemas.ASIF_SCHEMA, broken)] == ["/branches/0/event_ids/1"]
+        assert schemas.is_asif("event", session["events"][0])
+        assert not schemas.is_asif("event", {**session["events"][0], "sequence": "1"})

@@ -435,6 +435,42 @@ def _range_message(text: str | None) -> str:
             "read it as infinity or refuse it; write it as a string")
 
 
+# -- JSON texts inside a document's strings -------------------------------------------------------
+
+class NestedTooDeep(ValueError):
+    """A JSON text held in a document's string nests deeper than the converter carries."""
+
+
+_decode_text = msgspec.json.Decoder().decode
+
+
+def json_in_text(text: str) -> Any:
+    """The JSON value a string of a document holds (a tool call's argument text, a resource's
+    text), decoded as strictly as a document is (no NaN, no number beyond a double): raises
+    ``ValueError`` when it holds none. The document's own limits never saw how deep it nests:
+    deeper than ``DEPTH_CEILING``, the deepest the converter's own code recurses safely, raises
+    ``NestedTooDeep`` (a ``ValueError`` too), instead of a ``RecursionError`` later."""
+    try:
+        value = _decode_text(text)
+    except RecursionError:
+        raise NestedTooDeep(f"nested more than {DEPTH_CEILING} levels deep") from None
+    # (each level opens a bracket: a text with fewer brackets than the ceiling is within it)
+    if text.count("[") + text.count("{") > DEPTH_CEILING and _nests_deeper(value, DEPTH_CEILING):
+        raise NestedTooDeep(f"nested more than {DEPTH_CEILING} levels deep")
+    return value
+
+
+def _nests_deeper(value: Any, levels: int) -> bool:
+    """Whether arrays and objects nest more than ``levels`` deep in ``value``, level by level."""
+    layer = [value]
+    for _ in range(levels):
+        layer = list(compress(layer, map(_IS_CONTAINER, map(type, layer))))
+        if not layer:
+            return False
+        layer = gc.get_referents(*layer)
+    return any(map(_IS_CONTAINER, map(type, layer)))
+
+
 # -- nesting too deep for the decoder itself ---------------------------------------------------
 
 _TOKEN = re.compile(rb'[\[\]{}"\\]')

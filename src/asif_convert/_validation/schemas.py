@@ -31,29 +31,55 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 
-@cache
-def _fast(name: str) -> Any:
-    return jsonschema_rs.validator_for(load_schema(name))
+def _schema(name: str, definition: str | None) -> dict[str, Any]:
+    """Schema ``name``, or one of its ``$defs`` as a schema of its own."""
+    schema = load_schema(name)
+    if definition is None:
+        return schema
+    return {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
 
 
 @cache
-def _full(name: str) -> Any:
+def _fast(name: str, definition: str | None = None) -> Any:
+    return jsonschema_rs.validator_for(_schema(name, definition))
+
+
+@cache
+def _full(name: str, definition: str | None = None) -> Any:
     import jsonschema  # (see the module's docstring)
 
-    schema = load_schema(name)
+    schema = _schema(name, definition)
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema, format_checker=None)
 
 
+def _fast_answer(name: str, definition: str | None, value: Any) -> bool | None:
+    """jsonschema-rs's answer, or None when it gives none: it stops at a value nested about 255
+    levels deep ("Recursion limit reached"), which ``--max-depth`` up to 400 and
+    ``--trusted-input`` let through. python-jsonschema answers those."""
+    try:
+        return bool(_fast(name, definition).is_valid(value))
+    except ValueError:
+        return None
+
+
 def schema_problems(name: str, doc: Any) -> list[Problem]:
     """Every structural error of ``doc`` against schema ``name``, or [] when valid."""
-    if _fast(name).is_valid(doc):
+    valid = _fast_answer(name, None, doc)
+    if valid:
         return []
     errors = sorted(_full(name).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     problems = [Problem(rule="schema", path=pointer(*e.absolute_path), message=_shorten(_message(e))) for e in errors]
-    if not problems:  # the two engines disagree; never report "invalid" without a reason
+    if not problems and valid is False:  # the two engines disagree; never report "invalid" without a reason
         problems = [Problem(rule="schema", path="", message="document does not match its schema")]
     return problems
+
+
+def is_asif(definition: str, value: Any) -> bool:
+    """Whether ``value`` is a structurally valid ASIF ``definition`` (``event``, ``loss``, ``part``:
+    a name in the schema's ``$defs``)."""
+    valid = _fast_answer(ASIF_SCHEMA, definition, value)
+    return _full(ASIF_SCHEMA, definition).is_valid(value) if valid is None else valid
 
 
 def _message(error: Any) -> str:
@@ -151,15 +177,3 @@ def _wanted(schema: Any) -> str:
 
 def _shorten(message: str) -> str:
     return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
-
-
-@cache
-def _asif_event() -> Any:
-    schema = load_schema(ASIF_SCHEMA)
-    event = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/event"}
-    return jsonschema_rs.validator_for(event)
-
-
-def is_asif_event(value: Any) -> bool:
-    """Whether ``value`` is a structurally valid ASIF event object."""
-    return _asif_event().is_valid(value)

@@ -36,8 +36,8 @@ from asif_convert._formats.continuity.dialects import difference, usage
 from asif_convert._formats.continuity.ordering import merge
 from asif_convert._formats.continuity.residual import Carried
 from asif_convert._ledger import Ledger
-from asif_convert._limits import MAX_SAFE_INTEGER
-from asif_convert._validation.schemas import is_asif_event
+from asif_convert._limits import MAX_SAFE_INTEGER, NestedTooDeep
+from asif_convert._validation.schemas import is_asif
 from asif_convert._version import __version__
 
 # Synthesized participants: role -> (participant id, kind). "runtime" acts for continuity events.
@@ -328,7 +328,11 @@ class _Reader:
         answer calls made earlier on the same branch (else it stays one message, reported)."""
         if "content_json" not in rec:
             return None
-        split = dialects.split(rec["content_json"], rec["role"], eid)
+        try:
+            split = dialects.split(rec["content_json"], rec["role"], eid)
+        except NestedTooDeep:  # a tool call's argument text that no ASIF value can hold
+            self.ledger.add("+dialect-deep-arguments", "event", eid)
+            return None
         if split is None:
             return None
         if any(map(_beyond_safe_integers, (call.arguments for call in split.calls))):
@@ -520,7 +524,7 @@ class _Reader:
         if kind == rec["event_type"] or kind == "message" or not self.listed.event(rec["event_id"]):
             return None
         raw = {**rec["payload"], "id": eid, "sequence": seq, "kind": kind}
-        if not is_asif_event(raw) or any(k in raw for k in ("time", "execution_id")) or not self._bound(raw):
+        if not is_asif("event", raw) or any(k in raw for k in ("time", "execution_id")) or not self._bound(raw):
             return None
         self.carried = True
         return self.codec.load_event(raw)

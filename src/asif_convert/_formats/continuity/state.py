@@ -9,16 +9,14 @@ stands (the residual carries it), reports it, and goes on without it.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Annotated, Any, Literal
 
-import jsonschema_rs
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
 from asif_convert._formats.continuity.dialects.difference import Difference
 from asif_convert._mapping import load_table
-from asif_convert._validation.schemas import ASIF_SCHEMA, load_schema
+from asif_convert._validation.schemas import is_asif
 
 WRITE_TABLE = "asif-to-continuity"  # the table a conversion's own travelled losses are keyed by
 
@@ -184,13 +182,6 @@ class LossesPayload(Struct, forbid_unknown_fields=True):
     native_states_added: bool | UnsetType = UNSET
 
 
-@cache
-def _asif_loss() -> Any:
-    schema = load_schema(ASIF_SCHEMA)
-    return jsonschema_rs.validator_for({"$schema": schema["$schema"], "$defs": schema["$defs"],
-                                        "$ref": "#/$defs/loss"})
-
-
 def residual_payload(value: Any) -> bool:
     try:
         msgspec.convert(value, ResidualPayload)
@@ -206,7 +197,7 @@ def losses_payload(value: Any) -> bool:
         return False
     if payload.ours is not UNSET and not set(payload.ours.fields) <= set(load_table(WRITE_TABLE).fields):
         return False
-    return all(_asif_loss().is_valid(loss) for loss in payload.losses)
+    return all(is_asif("loss", loss) for loss in payload.losses)
 
 
 class CarriedPayload(Struct, forbid_unknown_fields=True):
@@ -223,13 +214,6 @@ def carried_payload(value: Any) -> bool:
     return True
 
 
-@cache
-def _asif_part() -> Any:
-    schema = load_schema(ASIF_SCHEMA)
-    return jsonschema_rs.validator_for({"$schema": schema["$schema"], "$defs": schema["$defs"],
-                                        "$ref": "#/$defs/part"})
-
-
 def asif_parts(value: Any) -> bool:
     """Whether ``value`` is a list of structurally valid ASIF parts."""
-    return isinstance(value, list) and all(_asif_part().is_valid(p) for p in value)
+    return isinstance(value, list) and all(is_asif("part", p) for p in value)

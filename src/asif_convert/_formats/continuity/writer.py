@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from asif_convert import ir
 from asif_convert._codec import Codec
 from asif_convert._formats.continuity import (
@@ -24,6 +22,7 @@ from asif_convert._formats.continuity import (
     text_content,
 )
 from asif_convert._formats.continuity.dialects import difference, usage
+from asif_convert._limits import json_in_text
 
 ROLES = ("user", "assistant", "tool")
 # the continuity-only fields a resource read from a native state or an artifact always carries
@@ -231,8 +230,8 @@ class _Writer:
                                "provider": n["provider"], "kind": n["kind"]}
         if r.text is not ir.UNSET:
             try:
-                out["payload"] = msgspec.json.decode(r.text)
-            except msgspec.DecodeError:
+                out["payload"] = json_in_text(r.text)
+            except ValueError:
                 return None
         out["portable"] = n["portable"]
         if "created_at" in n:

@@ -15,7 +15,6 @@ reason and usage, which the difference keeps).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import msgspec
@@ -35,6 +34,7 @@ from asif_convert._formats.continuity.dialects.common import (
     opaque_value,
     provider_file,
 )
+from asif_convert._limits import json_in_text
 
 NAME = "anthropic-messages"
 PROVIDER = "anthropic"  # the server identity of the tools Anthropic runs itself
@@ -283,7 +283,7 @@ def _resource_block(res: dict[str, Any]) -> dict[str, Any]:
 def _text_source(res: dict[str, Any]) -> dict[str, Any]:
     if res["media_type"] == CONTENT_MEDIA_TYPE:
         try:
-            return {"type": "content", "content": json.loads(res["text"])}
+            return {"type": "content", "content": json_in_text(res["text"])}
         except ValueError:
             pass  # an edit that is no longer JSON: the text as it is
     return {"type": "text", "media_type": res["media_type"], "data": res["text"]}

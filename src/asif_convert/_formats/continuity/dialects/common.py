@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from asif_convert import ir
+from asif_convert._limits import NestedTooDeep, json_in_text
 
 PLACEHOLDER = "asif.piece/1"
 REASONING = "asif-convert.private-reasoning/1"  # structured-part schema of private reasoning blocks
@@ -146,8 +147,8 @@ def opaque_value(part: dict[str, Any], resources: dict[str, dict[str, Any]]) -> 
     if res is None or not isinstance(res.get("text"), str):
         return []
     try:
-        return [msgspec.json.decode(res["text"])]
-    except msgspec.DecodeError:
+        return [json_in_text(res["text"])]
+    except ValueError:
         return []
 
 
@@ -160,10 +161,13 @@ def block_type(block: Any) -> str:
 
 def parse_arguments(text: str) -> tuple[Any, ir.ArgumentsStatus]:
     """(arguments, status): a JSON string that does not parse is partial, and its arguments are
-    unknown (null), never guessed."""
+    unknown (null), never guessed. JSON nested deeper than the converter carries raises
+    ``NestedTooDeep``: no ASIF value can hold it, so its message stays a message."""
     try:
-        return msgspec.json.decode(text), "complete"
-    except msgspec.DecodeError:
+        return json_in_text(text), "complete"
+    except NestedTooDeep:
+        raise
+    except ValueError:
         return None, "partial"
 
 

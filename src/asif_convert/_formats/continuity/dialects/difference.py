@@ -60,8 +60,11 @@ def _diff(base: Any, target: Any) -> dict[str, Any] | None:
             out["k"] = list(target)
         return out or None
     if isinstance(base, list) and isinstance(target, list) and len(base) == len(target):
-        items = {str(i): sub for i, (a, b) in enumerate(zip(base, target, strict=True))
-                 if (sub := _diff(a, b)) is not None}
+        items = {}
+        for i, (a, b) in enumerate(zip(base, target, strict=True)):  # (a loop: one frame a level)
+            sub = _diff(a, b)
+            if sub is not None:
+                items[str(i)] = sub
         return {"#": items} if items else None
     if type(base) is type(target) and base == target:  # (1 and 1.0, or true and 1, differ)
         return None
@@ -82,12 +85,16 @@ def says(difference: dict[str, Any]) -> bool:
 
 
 def _has_text(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, dict):
-        return any(_has_text(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_text(v) for v in value)
+    stack = [value]  # (a stack, not recursion: a value may nest as deep as the limits allow)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item.strip():
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
 
 
