@@ -334,7 +334,7 @@ def _break(draw: st.DrawFn, doc: dict[str, Any]) -> None:
             doc["session"]["active_branch_id"] = "unlisted-branch"
     elif how == "parent_branch":
         b = draw(st.sampled_from(doc["branches"]))
-        b["parent_branch_id"] = draw(st.sampled_from([b["branch_id"], "unlisted-branch"]))
+        b["parent_branch_id"] = draw(st.sampled_from([b["branch_id"], "unlisted-branch", ""]))
     elif how == "parent_cycle":  # each branch's parent is the next one's: a loop through all of them
         ring = doc["branches"]
         for k, b in enumerate(ring):

@@ -241,6 +241,7 @@ def test_broken_exports_convert_with_losses_or_are_refused_under_strict(doc):
     assert result.warnings and all(p.rule.startswith("CONT-") for p in result.warnings)
     assert result.losses
     assert asif_errors(result.document) == []
+    assert exact(doc, convert(result.output, to="continuity").document) == {}  # and they come back as they were
     try:
         convert(data, to="asif", options=Options(strict=True))
     except InvalidInput as exc:

@@ -181,6 +181,19 @@ def test_referentially_broken_exports_round_trip_faithfully():
     assert exact(doc, convert(first.output, to="continuity").document) == {}
 
 
+@pytest.mark.parametrize("parent", ["self", ""])
+def test_a_parent_no_fork_can_say_comes_back_as_written(parent):
+    """A branch that names itself as its parent, or an empty id (the schema lets a parent be any
+    string): no ASIF fork says either, so the value is kept with a loss, and the branch's other
+    fields come back too (they were lost with the parent) where the empty id was exit 3."""
+    doc = json.loads(next(p for p in CONTINUITY_FILES if "forks" in p.name).read_bytes())
+    branch = doc["branches"][0]
+    branch["parent_branch_id"] = branch["branch_id"] if parent == "self" else parent
+    first = convert(json.dumps(doc).encode(), to="asif")
+    assert "translation:branches[].parent_branch_id" in {loss.id for loss in first.losses}
+    assert exact(doc, convert(first.output, to="continuity").document) == {}
+
+
 def test_what_an_export_holds_beyond_the_document_its_residual_restores_is_reported():
     """With a residual, this conversion's losses are those its reading derived that the restored
     document still says: a native state added to the export is one, and the loss policy sees it."""

@@ -269,10 +269,14 @@ class _Reader:
             if bid != rec["branch_id"]:
                 native["branch_id"] = rec["branch_id"]
                 self.ledger.add("branches[].branch_id", *ref)
-            if rec.get("parent_branch_id", "") is None:
-                native["parent_branch_id"] = None
+            parent = rec.get("parent_branch_id")
+            if parent == "":  # names no branch (ASIF ids are never empty): kept as written
+                native["parent_branch_id"] = parent
+                self.ledger.add("branches[].parent_branch_id", *ref)
+            elif parent is not None:
+                native["parent"] = parent  # becomes the fork once all branches exist
             elif "parent_branch_id" in rec:
-                native["parent"] = rec["parent_branch_id"]  # becomes the fork once all branches exist
+                native["parent_branch_id"] = None
             self.branch_ids.setdefault(rec["branch_id"], bid)
             self.branch_events[bid] = []
             out.append(ir.Branch(id=bid, event_ids=[], head_event_id=None, native={NAMESPACE: native}))

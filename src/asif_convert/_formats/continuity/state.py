@@ -39,7 +39,8 @@ class SessionState(_State):
 class BranchState(_State):
     session_id: NonEmpty | UnsetType = UNSET
     branch_id: NonEmpty | UnsetType = UNSET
-    parent_branch_id: None | UnsetType = UNSET  # a listed null; a real parent is the fork
+    # a listed null, or a parent no fork can say (the branch itself, an empty id); a real one is the fork
+    parent_branch_id: str | None | UnsetType = UNSET
     name: NonEmpty | UnsetType = UNSET
     status: Literal["active", "paused", "archived"] | UnsetType = UNSET
     metadata: dict[str, Any] | UnsetType = UNSET
