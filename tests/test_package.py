@@ -142,6 +142,12 @@ def test_a_nul_in_a_member_name_is_refused():
     assert any("contains a NUL character" in p for p in _problems(data))
 
 
+def test_a_member_with_an_empty_name_is_refused():
+    """(It was exit 3: zipfile's own check for a folder entry fails on an empty name.)"""
+    found = _problems(_zip([*_package_members(FILES), ("", b"x")]))
+    assert any("member name '' is empty" in p for p in found), found
+
+
 @pytest.mark.filterwarnings("ignore:Duplicate name")
 def test_case_fold_collisions_and_duplicates_are_refused():
     files = {"Notes.txt": b"a", "notes.TXT": b"b"}

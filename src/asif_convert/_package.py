@@ -132,7 +132,7 @@ def _structure_problems(items: list[zipfile.ZipInfo], max_file_bytes: int) -> li
     for item in items:
         where = item.orig_filename
         kind = stat.S_IFMT(item.external_attr >> 16)
-        if item.is_dir():
+        if item.filename.endswith("/"):  # (ZipInfo.is_dir() fails on an empty name: _name_problems says it)
             problems.append(_problem("is a directory entry; a package holds only files", where))
         elif kind not in (0, stat.S_IFREG):
             what = "a symbolic link" if kind == stat.S_IFLNK else "not a regular file"
