@@ -7,6 +7,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -125,6 +128,32 @@ def test_sign_and_verify_on_the_command_line(tmp_path):
     res = runner.invoke(app, ["verify", str(pkg), "--signature", str(sig), "--public-key", str(pub)])
     assert res.exit_code == 1
     assert "verified" not in res.stdout and "[package]" in res.stderr
+
+
+def test_sign_never_writes_over_its_key(tmp_path):
+    """The key is an input like the package: an output naming it (or a link to it) is refused
+    before anything is read, and the private key stays as it was."""
+    pkg, key = tmp_path / "p.asif.zip", tmp_path / "test.key"
+    pkg.write_bytes(_example_package())
+    key.write_bytes(example.TEST_PRIVATE_KEY)
+    (tmp_path / "link.key").symlink_to(key)
+    for output in (key, tmp_path / "link.key"):
+        res = runner.invoke(app, ["sign", str(pkg), "--key", str(key), "-o", str(output)])
+        assert res.exit_code == 2 and "never writes over its input" in res.stderr, res.output
+    assert key.read_bytes() == example.TEST_PRIVATE_KEY
+
+
+def test_a_key_that_is_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path):
+    """(Opening a FIFO waits for a writer: the command hung before the check could refuse it.
+    In a process of its own, so that a hang fails the test instead of stopping the suite.)"""
+    pkg, fifo = tmp_path / "p.asif.zip", tmp_path / "k.fifo"
+    pkg.write_bytes(_example_package())
+    os.mkfifo(fifo)
+    run = ("import sys; from asif_convert._cli.app import app; app(sys.argv[1:], prog_name='asif-convert')",)
+    for args in (["sign", str(pkg), "--key", str(fifo)],
+                 ["verify", str(pkg), "--signature", str(fifo), "--public-key", str(fifo)]):
+        proc = subprocess.run([sys.executable, "-c", *run, *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 and "a key file is a regular file" in proc.stderr, proc.stderr
 
 
 def test_a_changed_session_byte_with_a_consistent_new_manifest_fails_the_signature(tmp_path):

@@ -22,7 +22,8 @@ PackageArg = Annotated[str, typer.Argument(metavar="PACKAGE", help="An ASIF pack
 def _read_key(path: Path) -> bytes:
     """A key file: a small regular file, never a device or a pipe."""
     try:
-        with open(path, "rb") as fh:
+        # (non-blocking: opening a FIFO would wait for a writer before the check below could refuse it)
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size > signature.MAX_KEY_FILE:
                 raise InvalidInput([Problem(rule="key", path="", message="a key file is a regular file of at most "
@@ -40,6 +41,7 @@ def sign(package: PackageArg,
 
     def run() -> None:
         jsonio.check_paths(package, output)
+        jsonio.check_paths(str(key), output)  # the key is an input too: never written over
         private = signature.private_key(_read_key(key), str(key))
         data, name = jsonio.read_input(package)
         pkg = read_package(data, name)
