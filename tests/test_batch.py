@@ -187,6 +187,49 @@ def test_usage_and_missing_sources(tmp_path):
     assert not list(out.rglob("*.asif.json"))
 
 
+def _obstacle(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "link":
+        (path.parent / "elsewhere").write_bytes(b"")
+        path.symlink_to(path.parent / "elsewhere")
+    else:
+        os.mkfifo(path)
+
+
+@pytest.mark.parametrize("kind", ["folder", "link", "pipe"])
+@pytest.mark.parametrize("which", ["manifest", "lock"])
+def test_a_manifest_or_lock_that_is_not_a_regular_file_stops_the_batch_before_it_starts(tmp_path, which, kind):
+    """Planted at OUTDIR/manifest.jsonl or OUTDIR/.asif-convert.lock (they were exit 3, and a
+    planted link made the manifest be written outside OUTDIR): exit 2, the path, nothing written."""
+    out = tmp_path / "out"
+    _obstacle(out / (core.MANIFEST_NAME if which == "manifest" else ".asif-convert.lock"), kind)
+    res = invoke("batch", CONTINUITY_FILES[0], "-o", out, "--to", "asif")
+    assert res.exit_code == 2 and str(out) in res.stderr, res.stderr
+    assert not list(out.rglob("*.asif.json"))
+    if kind == "link":
+        assert (out / "elsewhere").read_bytes() == b""  # never written through the link
+
+
+@pytest.mark.parametrize("manifest", ["{out}", "{tmp}/missing/m.jsonl", "/dev/zero"])
+def test_a_manifest_path_a_batch_cannot_use_is_a_usage_error(tmp_path, manifest):
+    """A folder, a path in no folder, a device (read to its end on resume): exit 2 naming it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    path = manifest.format(out=out, tmp=tmp_path)
+    res = invoke("batch", CONTINUITY_FILES[0], "-o", out, "--to", "asif", "--manifest", path)
+    assert res.exit_code == 2 and path in res.stderr, res.stderr
+
+
+def test_workers_are_bounded(tmp_path):
+    """(2^31 workers were exit 3: the operating system's semaphore cannot count them.)"""
+    res = invoke("batch", CONTINUITY_FILES[0], "-o", tmp_path / "out", "--to", "asif", "-j", "2147483647")
+    assert res.exit_code == 2 and f"to {core.MAX_WORKERS}" in res.stderr
+    with pytest.raises(core.UsageError, match=f"to {core.MAX_WORKERS}"):
+        migrate(CONTINUITY_FILES[0], tmp_path / "out", workers=core.MAX_WORKERS + 1)
+
+
 def test_to_continuity_and_back(tmp_path):
     src = tmp_path / "src"
     make_tree(src)
@@ -696,3 +739,25 @@ def test_batch_writes_an_html_report_with_pages(tmp_path):
     assert "<html" in html and all(p.name.removesuffix(".json") in html for p in files)
     assert len(list(pages.rglob("*.html"))) == len(files)
     assert invoke("batch", src, "-o", tmp_path / "o2", "--to", "asif", "--pages", pages).exit_code == 2
+
+
+def test_a_file_name_that_is_not_utf8_is_converted_and_reported_with_its_odd_bytes_spelled(tmp_path):
+    """Old archives hold Latin-1 names. They were exit 3 wherever a name goes into JSON (the
+    manifest, --report, --json, source pointers): the name's odd bytes are written as \\xNN."""
+    src = tmp_path / "src"
+    src.mkdir()
+    name = os.fsdecode(b"caf\xe9.json")  # (Python's str for such a name holds a lone surrogate)
+    (src / name).write_bytes(CONTINUITY_FILES[0].read_bytes())
+    shown = "caf\\xe9"
+    out = tmp_path / "out"
+    res = invoke("batch", src, "-o", out, "--to", "asif")
+    assert res.exit_code == 0, res.output
+    (line,) = read_manifest(out / core.MANIFEST_NAME)
+    assert line.status == core.OK and shown in line.input and shown in line.output
+    for args in (["inspect", "--json", src / name], ["validate", "--json", src / name],
+                 ["from-continuity", src / name, "-o", tmp_path / "o.json", "--report", tmp_path / "r.json"],
+                 ["from-continuity", src / name, "-o", tmp_path / "p.json", "--source-pointers"]):
+        res = invoke(*args)
+        assert res.exit_code == 0, res.output
+    assert shown in json.loads((tmp_path / "r.json").read_bytes())["source"]
+    assert json.dumps(shown)[1:-1] in (tmp_path / "p.json").read_text()  # (its backslash escaped)

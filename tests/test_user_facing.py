@@ -98,7 +98,9 @@ def test_a_limit_out_of_range_is_a_usage_error_in_our_words(tmp_path, option, va
     assert not (tmp_path / "o.json").exists()
 
 
-@pytest.mark.parametrize(("value", "message"), [("-1", "must be 0 or more"), ("two", "'two' is not a whole number")])
+@pytest.mark.parametrize(("value", "message"), [("-1", "must be from 0 (converts in this process) to 256"),
+                                               ("2147483647", "must be from 0 (converts in this process) to 256"),
+                                               ("two", "'two' is not a whole number")])
 def test_workers_out_of_range_is_a_usage_error_in_our_words(tmp_path, value, message):
     res = invoke("batch", tmp_path, "-o", tmp_path / "out", "--to", "asif", "--workers", value)
     assert res.exit_code == 2 and f"Invalid value for '--workers' / '-j': {message}" in res.stderr

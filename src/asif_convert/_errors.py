@@ -96,6 +96,16 @@ def pointer_segment(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
+def display_name(path: str) -> str:
+    """A file name as text that JSON and HTML can hold: a name that is not UTF-8 (decoded by
+    Python with surrogateescape, its odd bytes as lone surrogates) has those bytes as ``\\xNN``."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path
+
+
 def shown(value: object) -> str:
     """A document's value as a message shows it: a scalar in JSON's spelling (``true``, ``null``,
     ``"text"``; a long one cut short), an object or an array by its kind (it can be the whole

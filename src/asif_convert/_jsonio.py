@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import msgspec
 
-from asif_convert._errors import InvalidInput, OutputError, Problem, UsageError, pointer_segment
+from asif_convert._errors import InvalidInput, OutputError, Problem, UsageError, display_name, pointer_segment
 from asif_convert._limits import (
     Limits,
     check_output,
@@ -261,8 +261,8 @@ def read_input(path: str, limits: Limits | None = None) -> tuple[bytes, str]:
                 # asked for, and a limit may be far above what memory holds (--max-bytes 100G)
                 data = fh.read(st.st_size + 1)
                 check_size(len(data), limits, path)  # it grew past the limit since
-                return data, path
-            return _read_stream(fh, limits, path), path
+                return data, display_name(path)
+            return _read_stream(fh, limits, path), display_name(path)
     except OSError as exc:
         raise InvalidInput([Problem(rule="io", path="", message=f"cannot read: {exc.strerror}")], path) from None
 

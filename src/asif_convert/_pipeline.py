@@ -15,7 +15,16 @@ import msgspec
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
-from asif_convert._errors import InternalError, InvalidInput, LossPolicyError, Problem, UsageError, pointer, shown
+from asif_convert._errors import (
+    InternalError,
+    InvalidInput,
+    LossPolicyError,
+    Problem,
+    UsageError,
+    display_name,
+    pointer,
+    shown,
+)
 from asif_convert._limits import Limits, check_output, depth_message
 from asif_convert._package import is_package, read_package, write_package
 from asif_convert._registry import BUILTINS, detect, get, loss_kinds, namespaces
@@ -105,7 +114,7 @@ class _Input:
 
 
 def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | None) -> _Input:
-    limits = limits or Limits()
+    limits, name = limits or Limits(), display_name(name)  # (a name reports go to, and outputs may carry)
     if isinstance(data, os.PathLike):
         data, name = _read_path(data, name, limits)
     if isinstance(data, bytes | bytearray | memoryview) and is_package(bytes(data)):

@@ -47,11 +47,25 @@ from asif_convert._cli.common import (
     guard,
     internal_error,
     sigterm_interrupts,
-    workers_option,
+    whole_number,
 )
 from asif_convert._cli.convert import ArtifactMaxOpt, ArtifactsTotalOpt
-from asif_convert._errors import EXIT_INTERRUPTED, EXIT_INVALID_INPUT, EXIT_USAGE, InvalidInput, UsageError
+from asif_convert._errors import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID_INPUT,
+    EXIT_USAGE,
+    InvalidInput,
+    UsageError,
+    display_name,
+)
 from asif_convert._view import write_report
+
+
+def workers_option(text: str) -> int:
+    value = whole_number(text)
+    if not 0 <= value <= core.MAX_WORKERS:
+        raise typer.BadParameter(f"must be from 0 (converts in this process) to {core.MAX_WORKERS}")
+    return value
 
 
 def _mb(n: float) -> str:
@@ -177,7 +191,7 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         slow.add_column("file", overflow="fold")
         slow.add_column("seconds", justify="right")
         for seconds, path in s.slowest_files()[:5]:
-            slow.add_row(Text(path), f"{seconds:.3f}")
+            slow.add_row(Text(display_name(path)), f"{seconds:.3f}")
         console.print(slow)
 
     if s.failures:
@@ -187,7 +201,8 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         fails.add_column("reason", overflow="fold")
         for rec in s.failures[: s.top * 2]:
             # Text, not markup: a reason ends in its rule id in brackets, which markup would eat
-            fails.add_row(Text(rec.input), rec.status, Text((rec.error or "").splitlines()[0] if rec.error else ""))
+            reason = rec.error.splitlines()[0] if rec.error else ""
+            fails.add_row(Text(display_name(rec.input)), rec.status, Text(display_name(reason)))
         console.print(fails)
         if s.failed > s.top * 2:
             console.print(f"... and {s.failed - s.top * 2} more failures (see the manifest)")

@@ -53,7 +53,7 @@ def size_option(text: str) -> int:
     return value
 
 
-def _whole_number(text: str) -> int:
+def whole_number(text: str) -> int:
     try:
         return int(text)
     except ValueError:
@@ -61,7 +61,7 @@ def _whole_number(text: str) -> int:
 
 
 def depth_option(text: str) -> int:
-    value = _whole_number(text)
+    value = whole_number(text)
     if not 1 <= value <= DEPTH_CEILING:
         raise typer.BadParameter(f"must be from 1 to {DEPTH_CEILING} levels")
     return value
@@ -73,13 +73,6 @@ def existing_folder(value: Path | None) -> Path | None:
     if value is not None and not value.is_dir():
         raise typer.BadParameter(f"{str(value)!r} is not a folder" if value.exists() else
                                  f"there is no folder {str(value)!r}")
-    return value
-
-
-def workers_option(text: str) -> int:
-    value = _whole_number(text)
-    if value < 0:
-        raise typer.BadParameter("must be 0 or more (0 converts in this process)")
     return value
 
 

@@ -41,7 +41,7 @@ from asif_convert._cli.common import (
     point_of_no_return,
     size_option,
 )
-from asif_convert._errors import InvalidInput, Problem, UsageError
+from asif_convert._errors import InvalidInput, Problem, UsageError, display_name
 from asif_convert._limits import Limits
 from asif_convert._pipeline import Result, WrongFormat, convert_into
 from asif_convert.plugin import Options
@@ -140,7 +140,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
     # A file is read by convert() itself, which lets its bytes go once they are decoded; standard
     # input is read here.
     data: bytes | Path = Path(input_path) if input_path != "-" else jsonio.read_input(input_path, limits)[0]
-    name = input_path if input_path != "-" else "<stdin>"
+    name = display_name(input_path) if input_path != "-" else "<stdin>"
     package = package or output.endswith(PACKAGE_SUFFIX)
     # A file output may be written while it is made (a temp file, put in place at the end): then
     # it never exists whole in memory. Standard output gets it whole, once the conversion succeeded.

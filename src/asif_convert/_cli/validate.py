@@ -12,7 +12,7 @@ import typer
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
 from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, existing_folder, guard
-from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError
+from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError, display_name
 from asif_convert._limits import Limits
 from asif_convert._pipeline import validate_as
 from asif_convert._registry import loss_kinds, registry
@@ -57,7 +57,7 @@ def _validate(files: list[str], as_json: bool, base_dir: Path | None, limits: Li
         except ConversionError as exc:
             problems, fmt_name = getattr(exc, "problems", []), None
         valid = not any(p.severity == "error" for p in problems)
-        results[path] = {"format": fmt_name, "valid": valid, "problems": msgspec.to_builtins(problems)}
+        results[display_name(path)] = {"format": fmt_name, "valid": valid, "problems": msgspec.to_builtins(problems)}
     if as_json:
         sys.stdout.buffer.write(jsonio.encode(results))
     else:

@@ -35,11 +35,19 @@ from asif_convert.batch._records import (
     FileResult,
     UsageError,
 )
-from asif_convert.batch._scheduler import clean_stale_temps, default_workers, local_executor, migrate, settings_key
+from asif_convert.batch._scheduler import (
+    MAX_WORKERS,
+    clean_stale_temps,
+    default_workers,
+    local_executor,
+    migrate,
+    settings_key,
+)
 from asif_convert.batch._summary import Progress, Report, Summary
 from asif_convert.batch._worker import convert_file
 
 __all__ = [
+    "MAX_WORKERS",
     "DEFAULT_PATTERN",
     "FAILED",
     "INTERNAL",

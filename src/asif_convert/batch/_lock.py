@@ -10,6 +10,7 @@ Where ``fcntl`` does not exist (Windows) runs are not locked.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 from types import TracebackType
@@ -38,6 +39,9 @@ class OutdirLock:
         deadline = time.monotonic() + _GRACE
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe or a device planted there: nothing to lock
+                os.close(fd)
+                raise UsageError(f"{self.path} is not a regular file; remove it to run a batch in {self.path.parent}")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from asif_convert import _jsonio as jsonio
-from asif_convert._errors import InvalidInput, Problem
+from asif_convert._errors import InvalidInput, Problem, display_name
 from asif_convert.batch._records import OK, FileResult, Previous, UsageError
 
 _line_decoder = msgspec.json.Decoder(FileResult)
@@ -32,12 +34,13 @@ class Manifest:
         # key -> (settings, what a rerun compares) of an ok line, None for a line of another status
         self._index: dict[str, tuple[str, Previous] | None] = {}
         self._rewrite = False
+        _check_kind(self.path)
         if fresh:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             jsonio.write_output(str(self.path), b"")
         elif self.path.exists():
             self._load()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
 
     def _load(self) -> None:
         lines = 0
@@ -70,7 +73,7 @@ class Manifest:
         return hit[1] if hit is not None and hit[0] == settings else None
 
     def append(self, rec: FileResult) -> None:
-        data = _line_encoder.encode(rec) + b"\n"
+        data = _line(rec)
         while data:
             n = os.write(self._fd, data)
             data = data[n:]
@@ -96,7 +99,7 @@ class Manifest:
         with open(tmp, "wb") as out:
             for i, rec in enumerate(self._read()):
                 if i in keep:
-                    out.write(_line_encoder.encode(rec) + b"\n")
+                    out.write(_line(rec))
         os.replace(tmp, self.path)
         self._rewrite = False
 
@@ -105,6 +108,36 @@ class Manifest:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _line(rec: FileResult) -> bytes:
+    try:
+        return _line_encoder.encode(rec) + b"\n"
+    except UnicodeEncodeError:  # a path that is not UTF-8 (and messages naming it): spelled \xNN
+        return _line_encoder.encode(_displayable(msgspec.to_builtins(rec))) + b"\n"
+
+
+def _displayable(value: Any) -> Any:
+    if isinstance(value, str):
+        return display_name(value)
+    if isinstance(value, dict):
+        return {display_name(k): _displayable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_displayable(v) for v in value]
+    return value
+
+
+def _check_kind(path: Path) -> None:
+    """A manifest is a regular file, or none yet: never a folder, a device or a pipe (read to
+    its end on resume), and never a link (appended to, it would write wherever the link points)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(f"the manifest {path} is a symbolic link; a manifest is never written through a link")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"the manifest {path} is not a regular file")
 
 
 def _count_lines(path: Path) -> int:

@@ -12,6 +12,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,9 @@ from asif_convert.batch._summary import Progress, Report, Summary
 from asif_convert.batch._worker import Spec, Task, init_worker, run_tasks
 from asif_convert.plugin import Options
 
+# More worker processes than this only contend for the cores, each holding a conversion's memory
+# (and the operating system's semaphores cannot count many more).
+MAX_WORKERS = 256
 _EXTERNAL_PARALLELISM = 8  # window sizing for a caller's executor when ``workers`` does not say
 
 
@@ -140,8 +144,8 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
         if options.artifacts_root is not None:
             raise UsageError("name one artifacts folder for every file (artifacts_root) or each file's own "
                              "(artifacts_each), not both")
-    if workers is not None and workers < 0:
-        raise UsageError("workers must be 0 or more")
+    if workers is not None and not 0 <= workers <= MAX_WORKERS:
+        raise UsageError(f"workers must be from 0 (converts in this process) to {MAX_WORKERS}")
     srcs = check_sources([sources] if isinstance(sources, str | os.PathLike) else sources)
     out = Path(outdir)
     if out.exists() and not out.is_dir():
@@ -150,7 +154,8 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     for arg, root in zip(srcs, roots, strict=True):
         if inside(root, [os.path.realpath(out)]):
             raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
-    out.mkdir(parents=True, exist_ok=True)
+    with _cannot_start():
+        out.mkdir(parents=True, exist_ok=True)
     spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
                 outdir_real=os.path.realpath(out), roots=roots,
                 settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
@@ -158,12 +163,14 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
                 artifacts_each=artifacts_each)
     mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
 
-    with OutdirLock(out):
-        clean_stale_temps(spec.outdir)
+    with ExitStack() as held:
+        with _cannot_start():
+            held.enter_context(OutdirLock(out))
+            clean_stale_temps(spec.outdir)
+            book = Manifest(mpath, fresh=force) if mpath else None  # before any worker starts: it may refuse the file
         run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
                    force=force, keep_results=keep_results, on_result=on_result, progress=progress,
                    summary=summary if summary is not None else Summary())
-        book = Manifest(mpath, fresh=force) if mpath else None  # before any worker starts: it may refuse the file
         try:
             with _Pool(executor, workers) as pool:
                 run.execute(book, pool, max_in_flight, chunk_size)
@@ -171,6 +178,18 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             if book is not None:
                 book.close()
     return Report(results=run.results, summary=run.summary, manifest=mpath)
+
+
+@contextmanager
+def _cannot_start() -> Iterator[None]:
+    """What the file system refuses while a run takes OUTDIR, its lock and its manifest (a
+    folder that cannot be made or written, a lock or manifest path that is a folder, a link or
+    a pipe): a reason the batch cannot start, said with the path, like a busy OUTDIR."""
+    try:
+        yield
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename is not None else ""
+        raise UsageError(f"cannot use{where}: {exc.strerror or exc}") from None
 
 
 class _Pool:
