@@ -761,3 +761,16 @@ def test_a_file_name_that_is_not_utf8_is_converted_and_reported_with_its_odd_byt
         assert res.exit_code == 0, res.output
     assert shown in json.loads((tmp_path / "r.json").read_bytes())["source"]
     assert json.dumps(shown)[1:-1] in (tmp_path / "p.json").read_text()  # (its backslash escaped)
+
+
+def test_a_file_replaced_by_a_pipe_after_the_walk_is_refused_not_waited_on(tmp_path):
+    """Workers read files the walk found regular; one replaced by a FIFO since would block its
+    worker (and the batch) forever in open(), waiting for a writer. (In a process of its own, so
+    that a hang fails the test instead of stopping the suite.)"""
+    fifo = tmp_path / "swapped.json"
+    os.mkfifo(fifo)
+    code = ("import sys; from asif_convert import _jsonio, InvalidInput\n"
+            "try:\n    _jsonio.read_input(sys.argv[1], regular=True)\n"
+            "except InvalidInput as exc:\n    print(exc)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60)
+    assert "is no longer a regular file" in proc.stdout, proc.stdout + proc.stderr

@@ -243,18 +243,23 @@ class StreamedEncoding:
         return None
 
 
-def read_input(path: str, limits: Limits | None = None) -> tuple[bytes, str]:
+def read_input(path: str, limits: Limits | None = None, *, regular: bool = False) -> tuple[bytes, str]:
     """Read the file the user named (``-`` is stdin); returns the bytes and a display name.
 
     A regular file larger than ``limits.max_bytes`` is refused before a byte is read; a stream
     (stdin, a pipe, a device) is read up to the limit, and reading stops early when the first
-    bytes cannot begin a JSON document (so ``/dev/zero`` is refused at once)."""
+    bytes cannot begin a JSON document (so ``/dev/zero`` is refused at once). With ``regular``
+    (a file found as a regular one, which something may have replaced since) anything else is
+    refused, and a pipe is not waited on for a writer."""
     limits = limits or Limits()
     if path == "-":
         return _read_stream(sys.stdin.buffer, limits, "<stdin>"), "<stdin>"
     try:
-        with open(path, "rb") as fh:
+        with open(os.open(path, os.O_RDONLY | (os.O_NONBLOCK if regular else 0)), "rb") as fh:
             st = os.fstat(fh.fileno())
+            if regular and not stat.S_ISREG(st.st_mode):
+                raise InvalidInput([Problem(rule="io", path="", message="is no longer a regular file")],
+                                   display_name(path))
             if stat.S_ISREG(st.st_mode):
                 check_size(st.st_size, limits, path)
                 # its size and one byte more, not the limit's worth: read() sets aside what it is

@@ -119,7 +119,8 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     try:
         if task.confined and not inside(os.path.realpath(task.input), spec.roots):
             raise Unsafe("the input now resolves outside the source roots")
-        data, _ = jsonio.read_input(task.input, spec.limits)  # refuses an oversized file from its size, unread
+        # (refuses an oversized file from its size, unread, and whatever replaced the file found)
+        data, _ = jsonio.read_input(task.input, spec.limits, regular=True)
     except Unsafe as exc:
         return _finish(res, t0, status=REFUSED, error=str(exc))
     except InvalidInput as exc:
