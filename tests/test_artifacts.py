@@ -253,7 +253,7 @@ def test_a_write_that_fails_midway_removes_the_files_written_before_it(tmp_path,
     def full_at_c(base, path, content, force):
         if path == "c.txt":
             raise OSError(28, "No space left on device")
-        write_one(base, path, content, force)
+        return write_one(base, path, content, force)
 
     monkeypatch.setattr(_artifacts, "_write_one", full_at_c)
     if not force:
@@ -263,6 +263,22 @@ def test_a_write_that_fails_midway_removes_the_files_written_before_it(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
     monkeypatch.setattr(_artifacts, "_write_one", write_one)
     assert _artifacts.write_files(tmp_path, files, force=True) == [tmp_path / "b.txt", tmp_path / "c.txt"]
+
+
+def test_a_write_that_fails_midway_removes_the_folders_it_made_too(tmp_path):
+    """(Empty folders were left behind, one per file written before the failure.) The file that
+    fails has a name the file system refuses, after its own folders were made."""
+    files = {"a/x.txt": b"1", "b/c/" + "n" * 300: b"2"}
+    with pytest.raises(_artifacts.OutputError, match="nothing was written"):
+        _artifacts.write_files(tmp_path / "out", files)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_artifact_name_as_long_as_the_file_system_allows_is_written(tmp_path):
+    """(Its temp file's name was the name and 15 bytes more: 255-byte names could not be written.)"""
+    name = "n" * 255
+    assert _artifacts.write_files(tmp_path, {name: b"x"}) == [tmp_path / name]
+    assert (tmp_path / name).read_bytes() == b"x"
 
 
 def _package_with_location(location: str) -> bytes:

@@ -194,6 +194,7 @@ def write_files(base: Path, files: dict[str, bytes], *, force: bool = False, cre
                               "already exist (use --force to replace them; nothing was written)")
     if not create and not base.is_dir():
         raise OutputError(f"cannot write the artifact files: {base} is not a folder (nothing was written)")
+    made = _missing_folders(base)  # the folders this run makes, outermost first: taken back with its files
     try:
         os.makedirs(base, exist_ok=True)
     except OSError as exc:
@@ -202,21 +203,33 @@ def write_files(base: Path, files: dict[str, bytes], *, force: bool = False, cre
     created: list[Path] = []
     for path, content in sorted(files.items()):
         try:
-            _write_one(base, path, content, force)
+            made += _write_one(base, path, content, force)
         except OSError as exc:
-            remove_files(created)
-            raise OutputError(f"cannot write {base / path}: {exc.strerror or exc}") from None
+            remove_files([*created, *reversed(made)])
+            raise OutputError(f"cannot write {base / path}: {exc.strerror or exc} (nothing was written)") from None
         if path in new:
             created.append(base / path)
-    return created
+    return [*created, *reversed(made)]
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    missing = []
+    while not os.path.lexists(path) and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing[::-1]
 
 
 def remove_files(paths: Iterable[Path]) -> None:
-    """Take back files written by this run (a later step failed); one that is already gone, or
-    cannot be removed, is left as it is."""
+    """Take back files and folders written by this run (a later step failed), in the order given
+    (a folder after what it holds); one that is already gone, not empty, or cannot be removed, is
+    left as it is."""
     for path in paths:
         try:
-            path.unlink()
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
         except OSError:
             pass
 
@@ -235,20 +248,23 @@ def _holds(base: Path, path: str) -> bytes | None:
         os.close(fd)
 
 
-def _write_one(base: Path, path: str, content: bytes, force: bool) -> None:
+def _write_one(base: Path, path: str, content: bytes, force: bool) -> list[Path]:
+    """Write one file; returns the folders it made on the way, outermost first."""
     *folders, name = path.split("/")
+    made: list[Path] = []
     fds = [os.open(base, os.O_RDONLY | _DIRECTORY)]
     try:
-        for part in folders:
+        for k, part in enumerate(folders):
             try:
                 os.mkdir(part, 0o777, dir_fd=fds[-1])
+                made.append(base.joinpath(*folders[:k + 1]))
             except FileExistsError:
                 pass
             st = os.lstat(part, dir_fd=fds[-1])
             if not stat.S_ISDIR(st.st_mode):
                 raise OSError(errno.ENOTDIR, f"{part} is not a folder (links are not followed)")
             fds.append(os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fds[-1]))
-        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        tmp = f".asif-convert.{secrets.token_hex(8)}.tmp"  # (not the name: one of 255 bytes takes no more)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=fds[-1])
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -264,9 +280,13 @@ def _write_one(base: Path, path: str, content: bytes, force: bool) -> None:
             except OSError:
                 pass
             raise
+    except OSError as exc:  # the folders made for it go with it
+        remove_files(reversed(made))
+        raise exc
     finally:
         for fd in fds:
             os.close(fd)
+    return made
 
 
 def artifact_files(resources: Iterable[ir.Resource], files: dict[str, bytes], *, every: bool) -> dict[str, bytes]:
