@@ -179,9 +179,9 @@ def write_files(base: Path, files: dict[str, bytes], *, force: bool = False, cre
     path, or that names an existing file with other bytes (without ``force``), refuses the whole
     set (``OutputError``). ``base`` is created when missing, if ``create``. Each file is written
     to a temp file in its folder, then linked (or, with ``force``, renamed) into place; no step
-    follows a link. Returns the files it created (not those it replaced or found in place), so
-    that a caller whose next step fails can take them back; when a write fails, the files
-    written before it are removed here."""
+    follows a link. Returns the files it created (not those it replaced or found in place), then
+    the folders it made, innermost first, so that a caller whose next step fails can take them
+    back (``remove_files``); when a write fails, what was written before it is removed here."""
     bad = [f"{p!r} {why}" for p in sorted(files) if (why := path_problem(p) if p else "is empty")]
     if bad:
         raise OutputError(f"cannot write the artifact files under {base}: {'; '.join(bad[:5])} (nothing was written)")
@@ -280,9 +280,9 @@ def _write_one(base: Path, path: str, content: bytes, force: bool) -> list[Path]
             except OSError:
                 pass
             raise
-    except OSError as exc:  # the folders made for it go with it
+    except OSError:  # the folders made for it go with it
         remove_files(reversed(made))
-        raise exc
+        raise
     finally:
         for fd in fds:
             os.close(fd)

@@ -254,22 +254,22 @@ def read_input(path: str, limits: Limits | None = None, *, regular: bool = False
     limits = limits or Limits()
     if path == "-":
         return _read_stream(sys.stdin.buffer, limits, "<stdin>"), "<stdin>"
+    name = display_name(path)
     try:
         with open(os.open(path, os.O_RDONLY | (os.O_NONBLOCK if regular else 0)), "rb") as fh:
             st = os.fstat(fh.fileno())
             if regular and not stat.S_ISREG(st.st_mode):
-                raise InvalidInput([Problem(rule="io", path="", message="is no longer a regular file")],
-                                   display_name(path))
+                raise InvalidInput([Problem(rule="io", path="", message="is no longer a regular file")], name)
             if stat.S_ISREG(st.st_mode):
-                check_size(st.st_size, limits, path)
+                check_size(st.st_size, limits, name)
                 # its size and one byte more, not the limit's worth: read() sets aside what it is
                 # asked for, and a limit may be far above what memory holds (--max-bytes 100G)
                 data = fh.read(st.st_size + 1)
-                check_size(len(data), limits, path)  # it grew past the limit since
-                return data, display_name(path)
-            return _read_stream(fh, limits, path), display_name(path)
+                check_size(len(data), limits, name)  # it grew past the limit since
+                return data, name
+            return _read_stream(fh, limits, name), name
     except OSError as exc:
-        raise InvalidInput([Problem(rule="io", path="", message=f"cannot read: {exc.strerror}")], path) from None
+        raise InvalidInput([Problem(rule="io", path="", message=f"cannot read: {exc.strerror}")], name) from None
 
 
 def _read_stream(fh: IO[bytes], limits: Limits, name: str) -> bytes:
