@@ -257,6 +257,38 @@ def test_foreign_travelled_losses_are_an_ordinary_native_state(payload):
     assert any(r.get(NS, {}).get("kind") == "losses/1" for r in back.document["resources"])
 
 
+@pytest.mark.parametrize(("kind", "payload"), [
+    ("losses/1", {}), ("losses/1", {"losses": []}), ("losses/1", {"native_states_added": True}),
+    ("carried/1", {}), ("carried/1", {"native_states_added": True}), ("residual/1", {"patch": {}}),
+], ids=str)
+def test_an_asif_native_state_that_says_nothing_is_the_exports_own_and_comes_back(kind, payload):
+    """The writer never writes an empty one: an export's own native state of provider asif with
+    such a payload (schema-valid data) was taken for converter state and dropped on the way."""
+    export = {"format": "agent-continuity-export",
+              "session": {"session_id": "s", "title": "t", "status": "active", "active_branch_id": "b"},
+              "messages": [], "events": [], "checkpoints": [],
+              "native_states": [{"state_id": "n", "session_id": "s", "provider": "asif", "kind": kind,
+                                 "portable": False, "payload": payload}]}
+    back = convert(convert(encode(export), to="asif").output, to="continuity").document
+    assert back == export
+
+
+def test_a_residual_beside_no_carried_records_does_not_make_the_export_the_first_releases():
+    """An export with a residual and no carried/1 entry is read as the first release wrote it
+    (every record may carry ASIF data): today's writer lists none explicitly, so a message whose
+    content_json merely looks like ASIF parts stays what it says."""
+    export = {"format": "agent-continuity-export",
+              "session": {"session_id": "s", "title": "t", "status": "active", "active_branch_id": "b"},
+              "messages": [{"message_id": "m", "session_id": "s", "branch_id": "b", "role": "user",
+                            "status": "complete", "content_json": {"asif.parts/1": []}, "text_content": "%",
+                            "sequence": 1}],
+              "events": [], "checkpoints": []}
+    session = convert(encode(export), to="asif").document
+    session["capture"]["started_at"] = "2026-01-01T00:00:00Z"  # something continuity cannot hold: a residual
+    middle = convert(encode(session), to="continuity").output
+    assert convert(middle, to="asif").document == session
+
+
 def test_travelled_losses_with_one_id_twice_come_back_once():
     example = next(p for p in ASIF_EXAMPLES if "tool-call-completed" in p.name)
     export = convert(example.read_bytes(), to="continuity", options=Options(residual=False)).document
@@ -392,8 +424,8 @@ def test_carried_asif_records_that_break_asif_rules_are_the_inputs_fault(case):
                  "payload": {"actor_id": "agent", "causes": [], "provenance": _SYNTH,
                              "data": {"task_id": "write", "revision": 3, "status": "pending", "parts": [],
                                       "dependencies": ["gather"]}}}
-        state = {"state_id": "asif:residual", "session_id": "s", "provider": "asif", "kind": "residual/1",
-                 "payload": {"patch": {}}, "portable": True}
+        state = {"state_id": "asif:carried", "session_id": "s", "provider": "asif", "kind": "carried/1",
+                 "payload": {"events": ["w"]}, "portable": True}
     export = {"format": "agent-continuity-export", "session": _SID, "messages": [], "events": [event],
               "checkpoints": [], "native_states": [state]}
     with pytest.raises(InvalidInput, match="in the asif records the input carries"):

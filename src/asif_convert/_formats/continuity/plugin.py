@@ -113,6 +113,8 @@ class ContinuityFormat:
             plain.losses = [codec.load_loss(d) for d in _merge_losses(_resolved(travelled, plain), base_losses)]
             diff = _diff(codec, plain, doc)  # against what read() will rebuild
             if diff:
+                if not carried:  # listed empty: an export with a residual that lists none is the first release's
+                    export = residual.attach(export, residual.CARRIED, {"messages": [], "events": []})
                 export = residual.attach(export, residual.RESIDUAL, {"patch": diff})
         if origins is not None:  # last: read() takes them out first, so nothing above sees them
             export = pointers.back(export, origins, msgspec.convert(ctx.source_document, pointers.DocumentRef),

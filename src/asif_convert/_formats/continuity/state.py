@@ -183,18 +183,23 @@ class LossesPayload(Struct, forbid_unknown_fields=True):
     native_states_added: bool | UnsetType = UNSET
 
 
+# What the writer writes is never empty: a payload that says nothing is an ordinary native state
+# of the export, whatever its provider and kind say (it comes back as it was).
+
 def residual_payload(value: Any) -> bool:
     try:
         msgspec.convert(value, ResidualPayload)
     except msgspec.ValidationError:
         return False
-    return True
+    return bool(value["patch"])
 
 
 def losses_payload(value: Any) -> bool:
     try:
         payload = msgspec.convert(value, LossesPayload)
     except msgspec.ValidationError:
+        return False
+    if not payload.losses and payload.ours is UNSET:
         return False
     if payload.ours is not UNSET and not set(payload.ours.fields) <= set(load_table(WRITE_TABLE).fields):
         return False
@@ -209,10 +214,10 @@ class CarriedPayload(Struct, forbid_unknown_fields=True):
 
 def carried_payload(value: Any) -> bool:
     try:
-        msgspec.convert(value, CarriedPayload)
+        payload = msgspec.convert(value, CarriedPayload)
     except msgspec.ValidationError:
         return False
-    return True
+    return payload.messages is not UNSET or payload.events is not UNSET  # (lists, empty beside a residual)
 
 
 def asif_parts(value: Any) -> bool:
