@@ -264,9 +264,7 @@ def test_foreign_travelled_losses_are_an_ordinary_native_state(payload):
 def test_an_asif_native_state_that_says_nothing_is_the_exports_own_and_comes_back(kind, payload):
     """The writer never writes an empty one: an export's own native state of provider asif with
     such a payload (schema-valid data) was taken for converter state and dropped on the way."""
-    export = {"format": "agent-continuity-export",
-              "session": {"session_id": "s", "title": "t", "status": "active", "active_branch_id": "b"},
-              "messages": [], "events": [], "checkpoints": [],
+    export = {"format": "agent-continuity-export", "session": _SID, "messages": [], "events": [], "checkpoints": [],
               "native_states": [{"state_id": "n", "session_id": "s", "provider": "asif", "kind": kind,
                                  "portable": False, "payload": payload}]}
     back = convert(convert(encode(export), to="asif").output, to="continuity").document
@@ -277,9 +275,8 @@ def test_a_residual_beside_no_carried_records_does_not_make_the_export_the_first
     """An export with a residual and no carried/1 entry is read as the first release wrote it
     (every record may carry ASIF data): today's writer lists none explicitly, so a message whose
     content_json merely looks like ASIF parts stays what it says."""
-    export = {"format": "agent-continuity-export",
-              "session": {"session_id": "s", "title": "t", "status": "active", "active_branch_id": "b"},
-              "messages": [{"message_id": "m", "session_id": "s", "branch_id": "b", "role": "user",
+    export = {"format": "agent-continuity-export", "session": _SID,
+              "messages": [{"message_id": "m", "session_id": "s", "branch_id": "main", "role": "user",
                             "status": "complete", "content_json": {"asif.parts/1": []}, "text_content": "%",
                             "sequence": 1}],
               "events": [], "checkpoints": []}
@@ -417,15 +414,13 @@ def test_carried_asif_records_that_break_asif_rules_are_the_inputs_fault(case):
         event = {"event_id": "e2", "session_id": "s", "event_type": "asif.tool_call",
                  "payload": {"actor_id": "agent", "causes": [{"event_id": "e1"}], "provenance": _SYNTH,
                              "data": {"call_id": "c", "tool_id": "t", "arguments": {}, "arguments_status": "complete"}}}
-        state = {"state_id": "asif:carried", "session_id": "s", "provider": "asif", "kind": "carried/1",
-                 "payload": {"events": ["e2"]}, "portable": True}
     else:
         event = {"event_id": "w", "session_id": "s", "event_type": "asif.task_update",
                  "payload": {"actor_id": "agent", "causes": [], "provenance": _SYNTH,
                              "data": {"task_id": "write", "revision": 3, "status": "pending", "parts": [],
                                       "dependencies": ["gather"]}}}
-        state = {"state_id": "asif:carried", "session_id": "s", "provider": "asif", "kind": "carried/1",
-                 "payload": {"events": ["w"]}, "portable": True}
+    state = {"state_id": "asif:carried", "session_id": "s", "provider": "asif", "kind": "carried/1",
+             "payload": {"events": [event["event_id"]]}, "portable": True}
     export = {"format": "agent-continuity-export", "session": _SID, "messages": [], "events": [event],
               "checkpoints": [], "native_states": [state]}
     with pytest.raises(InvalidInput, match="in the asif records the input carries"):

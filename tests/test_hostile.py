@@ -34,6 +34,7 @@ from asif_convert._registry import get
 from asif_convert._validation import schemas
 
 from .conftest import CORPUS
+from .sdk_blocks import export
 from .strategies import json_values
 
 runner = CliRunner()
@@ -1125,18 +1126,6 @@ def _nested_text(levels: int) -> str:
     return "[" * levels + "]" * levels
 
 
-def _export(*contents: tuple[str, object], native_states: list | None = None) -> dict:
-    doc = {"format": "agent-continuity-export",
-           "session": {"session_id": "s", "title": "", "status": "active", "active_branch_id": "main"},
-           "messages": [{"message_id": f"m{k}", "session_id": "s", "branch_id": "main", "role": role,
-                         "status": "complete", "content_json": content, "text_content": "", "sequence": k}
-                        for k, (role, content) in enumerate(contents, start=1)],
-           "events": [], "checkpoints": []}
-    if native_states is not None:
-        doc["native_states"] = native_states
-    return doc
-
-
 @pytest.mark.parametrize("levels", [DEPTH_CEILING + 1, 1_100])
 @pytest.mark.parametrize("content", [
     {"role": "assistant", "content": None,
@@ -1147,7 +1136,7 @@ def test_tool_arguments_nested_deeper_than_the_converter_carries_stay_text(tmp_p
     """An argument string is JSON text: the input's depth check never saw what it holds. Deeper than
     the converter's ceiling no ASIF value holds it (at 1,100 levels it was exit 3): the message
     stays a message, its content_json verbatim, with a loss that says why; the way back is exact."""
-    doc = _export(("assistant", content))
+    doc = export(("assistant", content))
     data = dumps(doc).replace(b'"@@"', json.dumps(_nested_text(levels)).encode())
     output, _ = converted(tmp_path, data)
     assert [e["kind"] for e in output["events"]] == ["message"]
@@ -1167,11 +1156,11 @@ def _asif_with_text(doc: dict, resource_id: str, levels: int) -> bytes:
 
 @pytest.mark.parametrize("levels", [DEPTH_CEILING + 1, 977, 1_100])
 @pytest.mark.parametrize(("doc", "resource_id"), [
-    (_export(("user", [{"type": "text", "text": "hi"}]),
-             native_states=[{"state_id": "n1", "session_id": "s", "provider": "p", "kind": "k", "payload": {"a": 1},
-                             "portable": True}]), "n1"),
-    (_export(("user", [{"type": "weird_block", "x": 1}, {"type": "text", "text": "hi"}])), "m1/opaque/0"),
-    (_export(("user", [{"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": "d"}]}},
+    ({**export(("user", [{"type": "text", "text": "hi"}])),
+      "native_states": [{"state_id": "n1", "session_id": "s-sdk", "provider": "p", "kind": "k", "payload": {"a": 1},
+                         "portable": True}]}, "n1"),
+    (export(("user", [{"type": "weird_block", "x": 1}, {"type": "text", "text": "hi"}])), "m1/opaque/0"),
+    (export(("user", [{"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": "d"}]}},
                        {"type": "text", "text": "hi"}])), "m1/document/0"),
 ], ids=["native-state", "opaque-block", "document-content"])
 def test_resource_texts_nested_deeper_than_the_converter_carries_stay_text(tmp_path, doc, resource_id, levels):
@@ -1193,8 +1182,9 @@ def test_a_difference_from_the_rendering_as_deep_as_the_input_may_be(tmp_path, l
     deep: object = "x"
     for _ in range(levels):
         deep = [deep]
-    doc = _export(("assistant", [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]),
-                  ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": deep}]))
+    doc = export(("assistant", [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]),
+                 ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": None}]))
+    doc["messages"][1]["content_json"][0]["is_error"] = deep  # (after: export() copies its contents, recursively)
     src = tmp_path / "input.json"
     src.write_bytes(dumps(doc))
     res = invoke("from-continuity", src, "-o", tmp_path / "out.json", *flags)
