@@ -11,6 +11,8 @@ from __future__ import annotations
 import types
 import typing
 from functools import cache
+from itertools import pairwise
+from operator import attrgetter
 from typing import Any, ClassVar, Union
 
 import msgspec
@@ -172,6 +174,10 @@ class Codec:
             events.append(self.load_event(event, shared[1]))
         if release:
             raw_events.clear()
+        if any(a.sequence > b.sequence for a, b in pairwise(events)):
+            # ASIF's order is `sequence`, not array position (an input out of order is reported as
+            # such, ASIF-R021): the IR holds the events in the order the session gives them
+            events.sort(key=attrgetter("sequence"))
         # IR-only field names are plain additional properties in ASIF
         clashes = {k: data.pop(k) for k in _IR_ONLY_DOCUMENT_FIELDS if k in data}
         doc = self._load(ir.Document, data)
