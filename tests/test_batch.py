@@ -222,6 +222,27 @@ def test_a_manifest_path_a_batch_cannot_use_is_a_usage_error(tmp_path, manifest)
     assert res.exit_code == 2 and path in res.stderr, res.stderr
 
 
+@pytest.mark.parametrize("package", [False, True])
+def test_a_manifest_an_output_would_replace_is_refused_before_anything_is_written(tmp_path, package):
+    """--manifest naming OUTDIR/x.asif.json while src/x.json converts there: the conversion
+    replaced the manifest with its output, and the next run refused the manifest. Exit 2 naming
+    both, nothing written; a manifest beside the outputs under a name none takes works."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CONTINUITY_FILES[0], src / "a.json")
+    out = tmp_path / "out"
+    out.mkdir()
+    taken = out / ("a.asif.zip" if package else "a.asif.json")
+    flags = ["--package"] if package else []
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--manifest", taken, *flags)
+    assert res.exit_code == 2 and str(taken) in res.stderr and str(src / "a.json") in res.stderr, res.stderr
+    assert list(out.iterdir()) == []
+    free = out / ("b.asif.zip" if package else "b.asif.json")
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--manifest", free, *flags)
+    assert res.exit_code == 0, res.stderr
+    assert [rec.status for rec in read_manifest(free)] == ["ok"]
+
+
 def test_workers_are_bounded(tmp_path):
     """(2^31 workers were exit 3: the operating system's semaphore cannot count them.)"""
     res = invoke("batch", CONTINUITY_FILES[0], "-o", tmp_path / "out", "--to", "asif", "-j", "2147483647")
