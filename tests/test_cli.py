@@ -154,3 +154,41 @@ def test_output_has_the_usual_permissions(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+# What every command's parameters take that is not a path: an empty value of any other parameter
+# would name the current folder (``Path("")`` is ``.``), so every other one refuses it.
+NOT_PATHS = {"to", "source", "fail_on", "pattern", "artifacts_each", "on_loss", "workers", "max_bytes",
+             "max_depth", "max_string", "artifact_max_bytes", "artifacts_max_total"}
+
+
+def _path_params():
+    from asif_convert._cli.app import COMMANDS, command
+
+    for name in COMMANDS:
+        params = [p for p in command(name).params if not getattr(p, "is_flag", False)]
+        for param in params:
+            if param.name not in NOT_PATHS:
+                yield name, param, params
+
+
+@pytest.mark.parametrize(("name", "param", "params"), list(_path_params()),
+                         ids=lambda v: v if isinstance(v, str) else getattr(v, "name", ""))
+def test_an_empty_path_is_a_usage_error_naming_its_parameter(tmp_path, monkeypatch, name, param, params):
+    """`--artifacts-out ""`, `--base-dir ""`, `-o ""` for batch... meant the current folder, silently."""
+    monkeypatch.chdir(tmp_path)
+    args: list[str] = [name]
+    for p in params:
+        if p is param:
+            value = ""
+        elif p.required:
+            value = "asif" if p.name == "to" else "x"
+        else:
+            continue
+        args += [value] if p.param_type_name == "argument" else [p.opts[-1], value]
+    res = invoke(*args)
+    assert res.exit_code == 2, (args, res.output)
+    shown = param.human_readable_name if param.param_type_name == "argument" else param.opts[-1]
+    assert f"Invalid value for '{shown}'" in res.stderr or f"/ '{shown}'" in res.stderr, res.stderr
+    assert "is empty" in res.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing was written where the empty path pointed

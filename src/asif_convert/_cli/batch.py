@@ -46,6 +46,8 @@ from asif_convert._cli.common import (
     existing_folder,
     guard,
     internal_error,
+    path_option,
+    path_text,
     sigterm_interrupts,
     whole_number,
 )
@@ -213,18 +215,19 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
 
 
 def batch(
-    sources: Annotated[list[str], typer.Argument(metavar="SRC...", help="Files, folders (walked recursively) or "
-                                                 "glob patterns (quote them; ** recurses).")],
-    outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", help="Folder for the outputs; the "
-                                         "input tree is mirrored under it.")],
+    sources: Annotated[list[str], typer.Argument(metavar="SRC...", parser=path_text,
+                                                 help="Files, folders (walked recursively) or glob patterns "
+                                                      "(quote them; ** recurses).")],
+    outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", parser=path_option,
+                                         help="Folder for the outputs; the input tree is mirrored under it.")],
     to: Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")],
     source: Annotated[str | None, typer.Option("--from", metavar="FORMAT", help="Force the input format (default: "
                                                "detected per file).")] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", metavar="N", parser=workers_option,
                                                 help="Worker processes (default: the CPU count; 0 converts in "
                                                      "this process).")] = None,
-    manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", help="The JSONL manifest (default: "
-                                                  "OUTDIR/manifest.jsonl).")] = None,
+    manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", parser=path_option,
+                                                  help="The JSONL manifest (default: OUTDIR/manifest.jsonl).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "
                                         "converted.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
@@ -239,14 +242,16 @@ def batch(
     max_bytes: MaxBytesOpt = LIM.max_bytes,
     max_depth: MaxDepthOpt = LIM.max_depth,
     max_string: MaxStringOpt = LIM.max_string,
-    report_html: Annotated[Path | None, typer.Option("--report-html", metavar="PATH", help="Also write the "
-                           "migration at a glance as one self-contained HTML page.")] = None,
-    pages: Annotated[Path | None, typer.Option("--pages", metavar="DIR", help="With --report-html: also write "
-                     "one page per converted file here, linked from the report.")] = None,
+    report_html: Annotated[Path | None, typer.Option("--report-html", metavar="PATH", parser=path_option,
+                                                     help="Also write the migration at a glance as one "
+                                                          "self-contained HTML page.")] = None,
+    pages: Annotated[Path | None, typer.Option("--pages", metavar="DIR", parser=path_option,
+                                               help="With --report-html: also write one page per converted "
+                                                    "file here, linked from the report.")] = None,
     package: Annotated[bool, typer.Option("--package", help="Write ASIF packages (.asif.zip): each session with "
                                           "the files it embeds.")] = False,
     artifacts_root: Annotated[Path | None, typer.Option(
-        "--artifacts-root", metavar="DIR", callback=existing_folder,
+        "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
         help="Embed artifact files found by their paths inside DIR only (one folder for every export).")] = None,
     artifacts_each: Annotated[str | None, typer.Option(
         "--artifacts-each", metavar="TEMPLATE", help="Embed artifact files from each export's own folder: TEMPLATE, "

@@ -67,6 +67,19 @@ def depth_option(text: str) -> int:
     return value
 
 
+def path_text(text: str) -> str:
+    """A path option's or argument's value, which must not be empty: ``Path("")`` is the
+    current folder, so an empty value would silently mean it."""
+    if not text:
+        raise typer.BadParameter("is empty: name a path")
+    return text
+
+
+def path_option(text: str) -> Path:
+    """:func:`path_text`, as a ``Path``."""
+    return Path(path_text(text))
+
+
 def existing_folder(value: Path | None) -> Path | None:
     """A folder option's value, which must name a folder: a misspelled one would otherwise
     mean silently that no file in it is found."""
@@ -78,9 +91,10 @@ def existing_folder(value: Path | None) -> Path | None:
 
 DEFAULT_LIMITS = Limits()
 
-InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
-OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", help="Output file, or - for standard output.")]
-ReportOpt = Annotated[str | None, typer.Option("--report", metavar="PATH",
+InPath = Annotated[str, typer.Argument(metavar="IN", parser=path_text, help="Input file, or - for standard input.")]
+OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", parser=path_text,
+                                      help="Output file, or - for standard output.")]
+ReportOpt = Annotated[str | None, typer.Option("--report", metavar="PATH", parser=path_text,
                                                 help="Also write the losses as a JSON report here.")]
 ToOpt = Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")]
 FromOpt = Annotated[str | None, typer.Option("--from", metavar="FORMAT",

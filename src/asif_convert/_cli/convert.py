@@ -38,6 +38,7 @@ from asif_convert._cli.common import (
     existing_folder,
     gc_paused,
     guard,
+    path_option,
     point_of_no_return,
     size_option,
 )
@@ -48,7 +49,7 @@ from asif_convert.plugin import Options
 
 PACKAGE_SUFFIX = ".asif.zip"
 ArtifactsRootOpt = Annotated[Path | None, typer.Option(
-    "--artifacts-root", metavar="DIR", callback=existing_folder,
+    "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
     help="Embed each artifact's file, found by its path inside DIR only (no absolute paths, '..' or links); without "
          "it no file is opened.")]
 ArtifactMaxOpt = Annotated[int, typer.Option(
@@ -58,8 +59,8 @@ ArtifactsTotalOpt = Annotated[int, typer.Option(
     "--artifacts-max-total", metavar="SIZE", parser=size_option, show_default="256M",
     help="Read at most this many bytes of artifact files in all.")]
 ArtifactsOutOpt = Annotated[Path | None, typer.Option(
-    "--artifacts-out", metavar="DIR", help="Write the embedded files back as artifact files, under their paths "
-                                           "inside DIR (never outside it).")]
+    "--artifacts-out", metavar="DIR", parser=path_option,
+    help="Write the embedded files back as artifact files, under their paths inside DIR (never outside it).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing artifact files.")]
 SourcePointersOpt = Annotated[bool, typer.Option(
     "--source-pointers", help="Carry the export itself as a resource (embedded in a package, else by digest) and "

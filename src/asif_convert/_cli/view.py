@@ -10,23 +10,35 @@ import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
-from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, err, guard, usage_error
+from asif_convert._cli.common import (
+    MaxBytesOpt,
+    MaxDepthOpt,
+    MaxStringOpt,
+    build_limits,
+    err,
+    guard,
+    path_option,
+    path_text,
+    usage_error,
+)
 from asif_convert._view import diff_page, session_page, write_report
 
 MANIFEST_SUFFIX = ".jsonl"  # a batch manifest; every other file is a document
 
 
 def view(files: Annotated[list[str], typer.Argument(
-             metavar="FILE [B]", help="A document (ASIF session or any format converted in memory), two documents "
-                                      "to show side by side, or a batch manifest (*.jsonl); - for standard input.")],
-         output: Annotated[str, typer.Option("-o", "--output", metavar="OUT",
+             metavar="FILE [B]", parser=path_text,
+             help="A document (ASIF session or any format converted in memory), two documents "
+                  "to show side by side, or a batch manifest (*.jsonl); - for standard input.")],
+         output: Annotated[str, typer.Option("-o", "--output", metavar="OUT", parser=path_text,
                                              help="The HTML page to write, or - for standard output.")],
          pages: Annotated[Path | None, typer.Option(
-             "--pages", metavar="DIR", help="With a manifest: also write each converted file's page under DIR "
-                                            "(DIR/<output>.html) and link the report's rows to them.")] = None,
+             "--pages", metavar="DIR", parser=path_option,
+             help="With a manifest: also write each converted file's page under DIR "
+                  "(DIR/<output>.html) and link the report's rows to them.")] = None,
          outdir: Annotated[Path | None, typer.Option(
-             "--outdir", metavar="OUTDIR", help="With --pages: where the batch wrote its outputs "
-                                                "(default: the manifest's folder).")] = None,
+             "--outdir", metavar="OUTDIR", parser=path_option,
+             help="With --pages: where the batch wrote its outputs (default: the manifest's folder).")] = None,
          max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
          max_string: MaxStringOpt = LIM.max_string) -> None:
     """Write one self-contained HTML page (no network access, inline CSS and script) to look at a
