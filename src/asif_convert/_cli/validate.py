@@ -21,7 +21,7 @@ from asif_convert._cli.common import (
     path_option,
     path_text,
 )
-from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError, display_name
+from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError, Problem, display_name
 from asif_convert._limits import Limits
 from asif_convert._pipeline import validate_as
 from asif_convert._registry import loss_kinds, registry
@@ -76,7 +76,7 @@ def _validate(files: list[str], as_json: bool, base_dir: Path | None, limits: Li
             typer.echo(f"{path} ({r['format'] or _unread(r['problems'])}): {status}")
             for p in r["problems"]:
                 level = "warning: " if p.get("severity") == "warning" else ""
-                typer.echo(f"  {level}{p['path'] or '/'}: {p['message']} [{p['rule']}]")
+                typer.echo(f"  {level}{msgspec.convert(p, Problem).render()}")
         typer.echo(f"{sum(r['valid'] for r in results.values())} valid, "
                    f"{sum(not r['valid'] for r in results.values())} invalid")
     if not all(r["valid"] for r in results.values()):
