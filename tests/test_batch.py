@@ -762,6 +762,25 @@ def test_batch_writes_an_html_report_with_pages(tmp_path):
     assert invoke("batch", src, "-o", tmp_path / "o2", "--to", "asif", "--pages", pages).exit_code == 2
 
 
+def test_pages_that_cannot_be_written_are_told_and_exit_1(tmp_path):
+    """Every page failed (here: a folder in the way of each) and the batch said "report: ..." and
+    exit 0; a --pages that is a file was exit 3."""
+    src, out, pages = tmp_path / "src", tmp_path / "out", tmp_path / "pages"
+    src.mkdir()
+    for path in CONTINUITY_FILES[:2]:
+        shutil.copy(path, src / path.name)
+        (pages / output_path([path.name], "asif")).with_suffix(".json.html").mkdir(parents=True)
+    report = tmp_path / "report.html"
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report-html", report, "--pages", pages)
+    assert res.exit_code == 1, res.output
+    assert f"report: {report}; 0 pages in {pages}, 2 files without a page (see the report)" in res.stdout
+    assert report.read_text().count(">no page</span>") == 2
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report-html", report, "--pages", blocked)
+    assert res.exit_code == 1 and f"cannot make the pages folder {blocked}" in res.stderr, res.output
+
+
 def test_a_file_name_that_is_not_utf8_is_converted_and_reported_with_its_odd_bytes_spelled(tmp_path):
     """Old archives hold Latin-1 names. They were exit 3 wherever a name goes into JSON (the
     manifest, --report, --json, source pointers): the name's odd bytes are written as \\xNN."""

@@ -524,6 +524,18 @@ def test_report_pages_stay_inside_their_folders(migrated, tmp_path):
     assert "unsafe path" in html and "symlink" in html
 
 
+def test_a_report_whose_pages_cannot_all_be_written_says_so_and_exits_1(migrated, tmp_path):
+    pages = tmp_path / "pages"
+    for rec in batch.read_manifest(migrated / "manifest.jsonl"):
+        if rec.status == "ok":
+            (pages / f"{rec.output}.html").mkdir(parents=True)  # in the way of every page
+    report = tmp_path / "report.html"
+    res = runner.invoke(app, ["view", str(migrated / "manifest.jsonl"), "-o", str(report), "--pages", str(pages)])
+    assert res.exit_code == 1, res.output
+    assert f"8 files, 2 failed; 0 pages in {pages}, 6 files without a page (see the report)" in res.output
+    assert report.read_text().count(">no page</span>") == 6
+
+
 def test_view_refuses_a_file_that_is_not_a_manifest(tmp_path):
     bogus = tmp_path / "m.jsonl"
     bogus.write_text('\n{"hello": 1}\n')

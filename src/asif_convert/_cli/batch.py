@@ -52,9 +52,12 @@ from asif_convert._cli.common import (
     whole_number,
 )
 from asif_convert._cli.convert import ArtifactMaxOpt, ArtifactsTotalOpt
+from asif_convert._cli.view import pages_told
 from asif_convert._errors import (
     EXIT_INTERRUPTED,
     EXIT_INVALID_INPUT,
+    EXIT_LOSS_POLICY,
+    EXIT_OK,
     EXIT_USAGE,
     InvalidInput,
     UsageError,
@@ -305,9 +308,13 @@ def batch(
         raise internal_error(exc) from None
     if not quiet:
         print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
+    code = summary.exit_code
     if report_html is not None:
-        guard(lambda: write_report(manifest_path, report_html, outdir=outdir, pages_dir=pages))
+        done: dict[str, int] = {}
+        guard(lambda: done.update(write_report(manifest_path, report_html, outdir=outdir, pages_dir=pages)))
         if not quiet:
-            Console().print(f"report: {report_html}")
+            Console().print(Text(f"report: {report_html}{pages_told(done, pages)}"), soft_wrap=True)
+        if done["page_errors"] and code in (EXIT_OK, EXIT_LOSS_POLICY):
+            code = EXIT_INVALID_INPUT  # a page not written is an output not written
     sys.stdout.flush()
-    raise typer.Exit(summary.exit_code)
+    raise typer.Exit(code)

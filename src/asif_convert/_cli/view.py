@@ -21,9 +21,22 @@ from asif_convert._cli.common import (
     path_text,
     usage_error,
 )
+from asif_convert._errors import EXIT_INVALID_INPUT
 from asif_convert._view import diff_page, session_page, write_report
 
 MANIFEST_SUFFIX = ".jsonl"  # a batch manifest; every other file is a document
+
+
+def pages_told(done: dict[str, int], pages: Path | None) -> str:
+    """What a report's summary line says of its pages (a page not written is an output that
+    could not be written: the command then ends with exit 1)."""
+    if pages is None:
+        return ""
+    told = f"; {done['pages']} pages in {pages}"
+    if done["page_errors"]:
+        missing = done["page_errors"]
+        told += f", {missing} file{'' if missing == 1 else 's'} without a page (see the report)"
+    return told
 
 
 def view(files: Annotated[list[str], typer.Argument(
@@ -59,12 +72,9 @@ def view(files: Annotated[list[str], typer.Argument(
             if output == "-":
                 usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")
             done = write_report(files[0], output, outdir=outdir, pages_dir=pages)
-            line = f"{output}: {done['files']} files, {done['failed']} failed"
-            if pages is not None:
-                line += f"; {done['pages']} pages in {pages}"
-                if done["page_errors"]:
-                    line += f", {done['page_errors']} files without a page (see the report)"
-            err(line)
+            err(f"{output}: {done['files']} files, {done['failed']} failed{pages_told(done, pages)}")
+            if done["page_errors"]:
+                raise typer.Exit(EXIT_INVALID_INPUT)
             return
         if len(files) == 1:
             data, name = jsonio.read_input(files[0], limits)
