@@ -536,6 +536,29 @@ def test_a_report_whose_pages_cannot_all_be_written_says_so_and_exits_1(migrated
     assert report.read_text().count(">no page</span>") == 6
 
 
+def test_a_manifest_on_standard_input_gives_its_report(migrated, tmp_path):
+    """`view - -o page.html` with a manifest piped in was "not valid JSON ... trailing characters"."""
+    manifest = (migrated / "manifest.jsonl").read_bytes()
+    report, pages = tmp_path / "report.html", tmp_path / "pages"
+    res = runner.invoke(app, ["view", "-", "-o", str(report)], input=manifest)
+    assert res.exit_code == 0, res.output
+    assert "8 files, 2 failed" in res.stderr
+    assert report.read_text() == report_page(batch.read_manifest(migrated / "manifest.jsonl"), title="<stdin>")
+    res = runner.invoke(app, ["view", "-", "-o", str(report), "--pages", str(pages)], input=manifest)
+    assert res.exit_code == 2 and "give --outdir OUTDIR" in res.stderr, res.output  # no folder to read from
+    res = runner.invoke(app, ["view", "-", "-o", str(report), "--pages", str(pages), "--outdir", str(migrated)],
+                        input=manifest)
+    assert res.exit_code == 0 and "6 pages in" in res.stderr, res.output
+    document = (GOLDEN / "01-minimal.asif.json").read_bytes()
+    res = runner.invoke(app, ["view", "-", "-o", str(report), "--pages", str(pages)], input=document)
+    assert res.exit_code == 2 and "go with a batch manifest" in res.stderr, res.output
+    res = runner.invoke(app, ["view", "-", "-o", str(tmp_path / "doc.html")], input=document)
+    assert res.exit_code == 0 and "<html" in (tmp_path / "doc.html").read_text()
+    one_line = json.dumps(json.loads(document)).encode()  # a document on one line is no manifest
+    res = runner.invoke(app, ["view", "-", "-o", str(tmp_path / "one.html")], input=one_line)
+    assert res.exit_code == 0, res.output
+
+
 def test_view_refuses_a_file_that_is_not_a_manifest(tmp_path):
     bogus = tmp_path / "m.jsonl"
     bogus.write_text('\n{"hello": 1}\n')

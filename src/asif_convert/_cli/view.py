@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 
 from asif_convert import _jsonio as jsonio
@@ -22,7 +23,9 @@ from asif_convert._cli.common import (
     usage_error,
 )
 from asif_convert._errors import EXIT_INVALID_INPUT
-from asif_convert._view import diff_page, session_page, write_report
+from asif_convert._view import diff_page, session_page, write_report, write_report_records
+from asif_convert.batch import FileResult
+from asif_convert.batch._manifest import manifest_records
 
 MANIFEST_SUFFIX = ".jsonl"  # a batch manifest; every other file is a document
 
@@ -59,8 +62,8 @@ def view(files: Annotated[list[str], typer.Argument(
     if not 1 <= len(files) <= 2:
         usage_error(f"view takes one or two files, not {len(files)}")
     manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX)
-    if (pages is not None or outdir is not None) and not manifest:
-        usage_error("--pages and --outdir go with a batch manifest (*.jsonl)")
+    if (pages is not None or outdir is not None) and not manifest and files != ["-"]:  # (stdin: once read)
+        usage_error(PAGES_WITH_A_MANIFEST)
     if outdir is not None and pages is None:
         usage_error("--outdir says where to read outputs for --pages; give --pages DIR too")
     limits = build_limits(max_bytes, max_depth, max_string)
@@ -69,15 +72,15 @@ def view(files: Annotated[list[str], typer.Argument(
         for path in files:  # never write the page over an input
             jsonio.check_paths(path, output)
         if manifest:
-            if output == "-":
-                usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")
-            done = write_report(files[0], output, outdir=outdir, pages_dir=pages)
-            err(f"{output}: {done['files']} files, {done['failed']} failed{pages_told(done, pages)}")
-            if done["page_errors"]:
-                raise typer.Exit(EXIT_INVALID_INPUT)
+            _report(files[0], output, outdir, pages)
             return
         if len(files) == 1:
             data, name = jsonio.read_input(files[0], limits)
+            if files == ["-"] and a_manifest(data):
+                _report(name, output, outdir, pages, manifest_records(data.splitlines(), name))
+                return
+            if pages is not None or outdir is not None:
+                usage_error(PAGES_WITH_A_MANIFEST)
             html = session_page(data, name, limits)
         else:
             if files.count("-") > 1:
@@ -87,3 +90,35 @@ def view(files: Annotated[list[str], typer.Argument(
         jsonio.write_output(output, html.encode("utf-8"))
 
     guard(run)
+
+
+PAGES_WITH_A_MANIFEST = "--pages and --outdir go with a batch manifest (*.jsonl, or one on standard input)"
+_RECORD_KEYS = frozenset({"input", "status", "target_format"})  # what every manifest line has
+
+
+def a_manifest(data: bytes) -> bool:
+    """Whether standard input holds a batch manifest: its first line is a file record. (No
+    document's first line is one: a document's root has members of its own format.)"""
+    first = next((line for line in data.splitlines() if line.strip()), b"")
+    try:
+        record = msgspec.json.decode(first)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(record, dict) and _RECORD_KEYS <= record.keys()
+
+
+def _report(manifest: str, output: str, outdir: Path | None, pages: Path | None,
+            records: list[FileResult] | None = None) -> None:
+    """Write a manifest's report (``records``: those of a manifest read from standard input)."""
+    if output == "-":
+        usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")
+    if records is None:
+        done = write_report(manifest, output, outdir=outdir, pages_dir=pages)
+    else:
+        if pages is not None and outdir is None:
+            usage_error("a manifest on standard input is in no folder: give --outdir OUTDIR (where the batch "
+                        "wrote its outputs) with --pages")
+        done = write_report_records(records, output, title=manifest, outdir=outdir or ".", pages_dir=pages)
+    err(f"{output}: {done['files']} files, {done['failed']} failed{pages_told(done, pages)}")
+    if done["page_errors"]:
+        raise typer.Exit(EXIT_INVALID_INPUT)
