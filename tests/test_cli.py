@@ -192,3 +192,27 @@ def test_an_empty_path_is_a_usage_error_naming_its_parameter(tmp_path, monkeypat
     assert f"Invalid value for '{shown}'" in res.stderr or f"/ '{shown}'" in res.stderr, res.stderr
     assert "is empty" in res.stderr
     assert list(tmp_path.iterdir()) == []  # nothing was written where the empty path pointed
+
+
+def test_the_readme_first_command_and_every_named_output_can_be_run_twice(tmp_path, monkeypatch):
+    """An output the user names is replaced (atomically), so a command run twice works and gives
+    the same bytes (docs/cli.md; files a document names are another matter: test_artifacts)."""
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    first = readme.split("```sh\n", 1)[1].split("\n", 1)[0]
+    args = first.split(" && ")[-1].split()
+    assert args[0] == ".venv/bin/asif-convert" and args[-1] == "session.asif.json", first
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / args[-1]
+    runs = []
+    for _ in range(2):
+        res = invoke(*args[1:-1], out)
+        assert res.exit_code == 0, res.stderr
+        runs.append(out.read_bytes())
+    assert runs[0] == runs[1]
+    page = tmp_path / "page.html"
+    for _ in range(2):
+        assert invoke("view", out, "-o", page).exit_code == 0
+        res = invoke("to-continuity", out, "-o", tmp_path / "back.json", "--report", tmp_path / "r.json")
+        assert res.exit_code == 0, res.stderr
