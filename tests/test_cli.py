@@ -216,3 +216,21 @@ def test_the_readme_first_command_and_every_named_output_can_be_run_twice(tmp_pa
         assert invoke("view", out, "-o", page).exit_code == 0
         res = invoke("to-continuity", out, "-o", tmp_path / "back.json", "--report", tmp_path / "r.json")
         assert res.exit_code == 0, res.stderr
+
+
+@pytest.mark.parametrize(("args", "void", "can"), [
+    (["from-continuity", EXPORT], "dropped", "it can record approximated_mapping, "),
+    (["to-continuity", "{asif}"], "unmapped_field", "it can record dropped, residual"),
+    (["convert", "{asif}", "--to", "asif"], "dropped", "a checked copy records none"),
+])
+def test_a_fail_on_kind_the_direction_cannot_record_is_accepted_with_a_note(tmp_path, args, void, can):
+    """--fail-on dropped on a conversion to ASIF was accepted in silence: a guard that can never
+    fire. It is accepted (the same flags serve both directions and mixed batches), with a note."""
+    asif = tmp_path / "s.asif.json"
+    assert invoke("from-continuity", EXPORT, "-o", asif).exit_code == 0
+    args = [str(a).format(asif=asif) for a in args]
+    res = invoke(*args, "-o", tmp_path / "out.json", "--fail-on", void)
+    assert res.exit_code == 0, res.stderr
+    assert f"note: --fail-on {void}: converting " in res.stderr and can in res.stderr, res.stderr
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o2.json", "--fail-on", "unmapped_field")
+    assert res.exit_code == 4 and "note:" not in res.stderr  # a kind that can occur: no note, and it fires

@@ -59,6 +59,9 @@ class Result:
     _document: Any = field(default=_UNDECODED, repr=False)
     _json: bytes | None = field(default=None, repr=False)  # a package's session document, when output is the package
     streamed: bool = False  # the output went to convert_into's sink: ``output`` is empty
+    # the loss kinds this conversion could have recorded (those of the mapping tables it recorded
+    # by): a kind of Options.fail_on outside them can never refuse it (none, for a checked copy)
+    possible_kinds: frozenset[str] = frozenset()
 
     @property
     def document(self) -> Any:
@@ -365,7 +368,8 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
                   warnings=problems, files=embedded, artifacts=artifacts,
                   artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
-                  _json=session if document is _UNDECODED else None, streamed=streamed)
+                  _json=session if document is _UNDECODED else None, streamed=streamed,
+                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds))
 
 
 def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context, name: str) -> None:

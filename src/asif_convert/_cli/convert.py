@@ -184,7 +184,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
             if target is not None and not target.in_place:
                 target.commit()
         created.clear()  # the output is in place: what came with it stays
-        _tell(result, name, output, options.on_loss, size, limits)
+        _tell(result, name, output, options, size, limits)
     finally:
         _clean_up(created, [t for t in (pending, report_pending) if t is not None])
 
@@ -196,9 +196,15 @@ def _clean_up(created: list[Path], targets: list[jsonio.PendingOutput]) -> None:
         target.discard()
 
 
-def _tell(result: Result, name: str, output: str, on_loss: str, size: int, limits: Limits) -> None:
+def _tell(result: Result, name: str, output: str, options: Options, size: int, limits: Limits) -> None:
     """The summary on standard error, once the output is in place."""
-    err(_summary(result, name, output, on_loss, size))
+    err(_summary(result, name, output, options.on_loss, size))
+    void = sorted(options.fail_on - result.possible_kinds)
+    if void:  # accepted (the same flags may serve both directions), but never silently void
+        can = (f"it can record {', '.join(sorted(result.possible_kinds))}" if result.possible_kinds
+               else "a checked copy records none")
+        err(f"  note: --fail-on {', '.join(void)}: converting {result.source_format} to {result.target_format} "
+            f"records no loss of {'this kind' if len(void) == 1 else 'these kinds'}; {can}")
     if result.warnings:
         count = len(result.warnings)
         err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")
