@@ -750,6 +750,28 @@ def test_failure_reasons_keep_their_rule_id_in_the_summary(tmp_path):
     assert "[schema]" in res.stdout
 
 
+@pytest.mark.parametrize("columns", ["60", "100"])
+def test_the_summary_never_breaks_a_file_name(tmp_path, columns):
+    """Names were folded mid-word ("another-leve" / "l/03-anthropic-tools.json"); now each is on
+    one line, whole or with its start cut off, and a failure's reason does not repeat it."""
+    src = tmp_path / "src" / "some-rather-long-folder-name" / "another-level"
+    src.mkdir(parents=True)
+    for path in CONTINUITY_FILES[:3]:
+        shutil.copy(path, src / path.name)
+    (src / "broken-export-with-a-long-name.json").write_text('{"format": "agent-continuity-export", "session": 7}')
+    res = runner.invoke(app, ["batch", str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--to", "asif", "-j", "0"],
+                        env={"COLUMNS": columns})
+    assert res.exit_code == 1, res.output
+    lines = res.stdout.splitlines()
+    slowest = lines[lines.index(next(ln for ln in lines if ln.startswith("Slowest files"))):]
+    for path in CONTINUITY_FILES[:3]:
+        assert any(path.name in ln and ln.rstrip().endswith(tuple("0123456789")) for ln in slowest), res.stdout
+    failure = next(ln for ln in lines if " invalid " in ln and "invalid input" not in ln)
+    assert "long-name.json" in failure and "broken-export" not in failure.split(" invalid ", 1)[1], failure
+    tables = [ln for ln in lines if not ln.startswith("manifest: ")]  # (a path on a line of its own: whole)
+    assert all(len(ln) <= int(columns) for ln in tables), res.stdout
+
+
 def test_batch_writes_an_html_report_with_pages(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     files = make_tree(src, broken=True)

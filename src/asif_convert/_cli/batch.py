@@ -6,7 +6,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -161,6 +161,23 @@ class PlainProgress:
         pass
 
 
+def _tail(name: str, width: int) -> str:
+    """A file name that fits ``width``: whole, or its end after an ellipsis, from a folder's
+    start where one is in reach (the file's own name is what tells files apart)."""
+    if len(name) <= width:
+        return name
+    end = name[len(name) - width + 1:]
+    cut = end.find("/")
+    return "…" + (end[cut:] if 0 <= cut < len(end) - 1 else end)
+
+
+def _name_column(names: list[str], width: int) -> dict[str, Any]:
+    """A table column of file names: never wrapped (a name broken mid-word reads as two), as wide
+    as its longest name shortened to ``width`` (:func:`_tail`)."""
+    return {"no_wrap": True, "overflow": "ellipsis",
+            "min_width": max((len(_tail(n, width)) for n in names), default=4)}
+
+
 def print_summary(summary: core.Summary, manifest: Path | None, console: Console, *, losses: bool = True) -> None:
     """Counts, throughput, top loss kinds, slowest files and failures."""
     s = summary
@@ -184,7 +201,7 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
 
     if losses and s.loss_counts:
         table = Table(title="Top loss kinds", box=box.SIMPLE, title_justify="left")
-        table.add_column("kind")
+        table.add_column("kind", no_wrap=True)
         table.add_column("losses", justify="right")
         table.add_column("files", justify="right")
         for kind, n in s.loss_counts.most_common(s.top):
@@ -193,26 +210,30 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
 
     if s.slowest:
         slow = Table(title="Slowest files", box=box.SIMPLE, title_justify="left")
-        slow.add_column("file", overflow="fold")
-        slow.add_column("seconds", justify="right")
-        for seconds, path in s.slowest_files()[:5]:
-            slow.add_row(Text(display_name(path)), f"{seconds:.3f}")
+        names = [display_name(path) for _, path in s.slowest_files()[:5]]
+        slow.add_column("file", **_name_column(names, console.width - 16))
+        slow.add_column("seconds", justify="right", no_wrap=True)
+        for (seconds, _), name in zip(s.slowest_files()[:5], names, strict=True):
+            slow.add_row(Text(_tail(name, console.width - 16)), f"{seconds:.3f}")
         console.print(slow)
 
     if s.failures:
         fails = Table(title="Failures", box=box.SIMPLE, title_justify="left")
-        fails.add_column("file", overflow="fold")
-        fails.add_column("status")
-        fails.add_column("reason", overflow="fold")
-        for rec in s.failures[: s.top * 2]:
+        shown = s.failures[: s.top * 2]
+        width = max(16, (console.width - 24) * 2 // 5)  # the rest for the reason
+        fails.add_column("file", **_name_column([display_name(rec.input) for rec in shown], width))
+        fails.add_column("status", no_wrap=True)
+        fails.add_column("reason", overflow="fold")  # (wrapped between words; a word longer than it, folded)
+        for rec in shown:
             # Text, not markup: a reason ends in its rule id in brackets, which markup would eat
-            reason = rec.error.splitlines()[0] if rec.error else ""
-            fails.add_row(Text(display_name(rec.input)), rec.status, Text(display_name(reason)))
+            reason = display_name(rec.error.splitlines()[0] if rec.error else "")
+            name = display_name(rec.input)
+            fails.add_row(Text(_tail(name, width)), rec.status, Text(reason.removeprefix(f"{name}: ")))
         console.print(fails)
         if s.failed > s.top * 2:
             console.print(f"... and {s.failed - s.top * 2} more failures (see the manifest)")
     if manifest is not None:
-        console.print(f"manifest: {manifest}")
+        console.print(Text(f"manifest: {manifest}"), soft_wrap=True)
     if s.interrupted:
         console.print("interrupted: run the same command again to convert the remaining files")
 
