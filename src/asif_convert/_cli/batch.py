@@ -306,12 +306,27 @@ def batch(
         progress = TerminalProgress(err_console) if err_console.is_terminal else PlainProgress()
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
     manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
+    losses = on_loss is not LossPolicy.ignore
+    _migrate(sources, outdir, summary, manifest_path, quiet=quiet, losses=losses, to=to, source=source,
+             options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
+             workers=workers, force=force, pattern=pattern, progress=progress, package=package,
+             artifacts_each=artifacts_each)
+    if not quiet:
+        print_summary(summary, manifest_path, Console(), losses=losses)
+    code = summary.exit_code
+    if report_html is not None:
+        code = _write_report_html(manifest_path, report_html, outdir, pages, code, quiet=quiet)
+    sys.stdout.flush()
+    raise typer.Exit(code)
+
+
+def _migrate(sources: list[str], outdir: Path, summary: core.Summary, manifest: Path, *, quiet: bool, losses: bool,
+             **settings: Any) -> None:
+    """Run the migration; what stops it before its end becomes its message and exit code (an
+    interrupt: the summary so far, exit 130)."""
     try:
         with sigterm_interrupts():  # `kill` stops a batch as Ctrl-C does
-            core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
-                         limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
-                         manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
-                         summary=summary, package=package, artifacts_each=artifacts_each)
+            core.migrate(sources, outdir, manifest=manifest, keep_results=False, summary=summary, **settings)
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None
@@ -323,19 +338,19 @@ def batch(
         if quiet:
             typer.echo("interrupted: run the same command again to convert the remaining files", err=True)
         else:
-            print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
+            print_summary(summary, manifest, Console(), losses=losses)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as exc:  # a bug outside any one file
         raise internal_error(exc) from None
+
+
+def _write_report_html(manifest: Path, report: Path, outdir: Path, pages: Path | None, code: int, *,
+                       quiet: bool) -> int:
+    """Write the report (and pages); the run's exit code, 1 when a page could not be written."""
+    done: dict[str, int] = {}
+    guard(lambda: done.update(write_report(manifest, report, outdir=outdir, pages_dir=pages)))
     if not quiet:
-        print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
-    code = summary.exit_code
-    if report_html is not None:
-        done: dict[str, int] = {}
-        guard(lambda: done.update(write_report(manifest_path, report_html, outdir=outdir, pages_dir=pages)))
-        if not quiet:
-            Console().print(Text(f"report: {report_html}{pages_told(done, pages)}"), soft_wrap=True)
-        if done["page_errors"] and code in (EXIT_OK, EXIT_LOSS_POLICY):
-            code = EXIT_INVALID_INPUT  # a page not written is an output not written
-    sys.stdout.flush()
-    raise typer.Exit(code)
+        Console().print(Text(f"report: {report}{pages_told(done, pages)}"), soft_wrap=True)
+    if done["page_errors"] and code in (EXIT_OK, EXIT_LOSS_POLICY):
+        return EXIT_INVALID_INPUT  # a page not written is an output not written
+    return code
