@@ -154,8 +154,6 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     for arg, root in zip(srcs, roots, strict=True):
         if inside(root, [os.path.realpath(out)]):
             raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
-    with _cannot_start():
-        out.mkdir(parents=True, exist_ok=True)
     spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
                 outdir_real=os.path.realpath(out), roots=roots,
                 settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
@@ -168,6 +166,8 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
                summary=summary if summary is not None else Summary())
     if mpath is not None:
         run.refuse_an_output_at(mpath, "the manifest (--manifest)")
+    with _cannot_start():
+        out.mkdir(parents=True, exist_ok=True)
     with ExitStack() as held:
         with _cannot_start():
             held.enter_context(OutdirLock(out))
