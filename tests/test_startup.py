@@ -7,13 +7,14 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from typer.core import TyperCommand
 
-from asif_convert import _registry
+from asif_convert import _mapping, _registry
 from asif_convert._cli.app import COMMANDS, SUMMARIES, command
 from asif_convert._validation.schemas import meta_schema_problem
 
@@ -127,3 +128,23 @@ def test_a_zip_on_the_path_counts_as_naming_the_group(tmp_path, monkeypatch):
     archive.write_bytes(b"PK\x05\x06" + bytes(18))
     monkeypatch.setattr(sys, "path", [str(archive)])
     assert _registry._group_named()
+
+
+def test_the_compiled_mapping_tables_are_current():
+    for name in ("continuity-to-asif", "asif-to-continuity"):
+        committed = (Path(_mapping.mapping_path(_mapping.COMPILED)) / f"{name}.json").read_bytes()
+        assert committed == _mapping.compiled_table(name), "run: python -m asif_convert._docs"
+
+
+def test_a_stale_compiled_table_is_not_used(tmp_path, monkeypatch):
+    name = "continuity-to-asif"
+    (tmp_path / _mapping.COMPILED).mkdir()
+    (tmp_path / _mapping.COMPILED / f"{name}.json").write_bytes(_mapping.compiled_table(name))
+    toml = _mapping.mapping_path(f"{name}.toml").read_text()
+    (tmp_path / f"{name}.toml").write_text(toml.replace("[kinds]\n", '[kinds]\nnew_kind = "edited since"\n', 1))
+    monkeypatch.setattr(_mapping, "mapping_path", lambda rel: tmp_path / rel)
+    _mapping.load_table.cache_clear()
+    try:
+        assert _mapping.load_table(name).kinds["new_kind"] == "edited since"
+    finally:
+        _mapping.load_table.cache_clear()
