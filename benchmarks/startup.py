@@ -43,13 +43,18 @@ HELP_TARGET_S = 0.2
 RATIO_TARGET = 3.0
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one process."""
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr.decode()[-2000:]}")
-    return elapsed
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def _env(src: str | None) -> dict[str, str]:
@@ -79,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     for env in sides.values():  # bytecode, and a first look at the files
         for cmd in commands.values():
             timed([py, "-c", CLI, *cmd], env)
-    runs: dict[str, list[float]] = {}
+    runs: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.reps):
         for name, cmd in commands.items():
             if name in floors:
@@ -93,25 +98,32 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"{args.reps} repetitions; inputs: {args.continuity.name} ({args.continuity.stat().st_size / 1e3:.1f} kB), "
           f"{args.asif.name} ({args.asif.stat().st_size / 1e3:.1f} kB)")
-    print("| command | median s | median x floor (same repetition) | min-max x floor | target |")
-    print("|---|---:|---:|---:|---|")
+    print("| command | median wall s | median x floor, wall (same repetition) | min-max | median CPU s "
+          "| x floor, CPU | target (wall) |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     ok = True
     for name in commands:
         for side in sides:
             times = runs[side + name]
+            wall, cpu = statistics.median(t for t, _ in times), statistics.median(c for _, c in times)
             if name in floors:
-                ratios = [t / f for t, f in zip(times, runs[f"floor {name}"], strict=True)]
+                pairs = list(zip(times, runs[f"floor {name}"], strict=True))
+                ratios = [t / f for (t, _), (f, _) in pairs]
                 ratio = statistics.median(ratios)
                 met = ratio <= RATIO_TARGET
-                shown, spread, target = f"{ratio:.2f}", f"{min(ratios):.2f}-{max(ratios):.2f}", f"<= {RATIO_TARGET:g}x"
+                shown, spread = f"{ratio:.2f}", f"{min(ratios):.2f}-{max(ratios):.2f}"
+                cpu_ratio, target = f"{statistics.median(c / f for (_, c), (_, f) in pairs):.2f}", f"<= {RATIO_TARGET:g}x"
             else:
-                met = statistics.median(times) <= HELP_TARGET_S
-                shown, spread, target = "", "", f"<= {HELP_TARGET_S} s"
+                met = wall <= HELP_TARGET_S
+                shown = spread = cpu_ratio = ""
+                target = f"<= {HELP_TARGET_S} s"
             ok = ok and (met or bool(side))
             verdict = ("met" if met else "NOT met") if not side else "(before)"
-            print(f"| {side}{name} | {statistics.median(times):.3f} | {shown} | {spread} | {target}: {verdict} |")
+            print(f"| {side}{name} | {wall:.3f} | {shown} | {spread} | {cpu:.3f} | {cpu_ratio} | {target}: {verdict} |")
     for name, path in floors.items():
-        print(f"| floor {name} ({path.name}) | {statistics.median(runs[f'floor {name}']):.3f} | 1 | | |")
+        floor = runs[f"floor {name}"]
+        print(f"| floor {name} ({path.name}) | {statistics.median(t for t, _ in floor):.3f} | 1 | | "
+              f"{statistics.median(c for _, c in floor):.3f} | 1 | |")
     if args.json:
         Path(args.json).write_text(json.dumps({"argv": sys.argv[1:], "runs": runs}, indent=1))
     return 0 if ok else 1

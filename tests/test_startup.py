@@ -7,14 +7,16 @@ import os
 import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
+import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from typer.core import TyperCommand
 
-from asif_convert import _mapping, _registry
+from asif_convert import _codec, _mapping, _registry, ir
 from asif_convert._cli.app import COMMANDS, SUMMARIES, command
 from asif_convert._validation.schemas import meta_schema_problem
 
@@ -148,3 +150,12 @@ def test_a_stale_compiled_table_is_not_used(tmp_path, monkeypatch):
         assert _mapping.load_table(name).kinds["new_kind"] == "edited since"
     finally:
         _mapping.load_table.cache_clear()
+
+
+def test_the_codec_reads_field_types_as_typing_does():
+    structs = {v for m in (ir, _codec) for v in vars(m).values()
+               if isinstance(v, type) and issubclass(v, msgspec.Struct) and v is not msgspec.Struct}
+    assert len(structs) > 30
+    for cls in structs:
+        expected = {n: t for n, t in typing.get_type_hints(cls).items() if n in cls.__struct_fields__}
+        assert _codec.field_types(cls) == expected, cls
