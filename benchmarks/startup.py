@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                 ratio = statistics.median(ratios)
                 met = ratio <= RATIO_TARGET
                 shown, spread = f"{ratio:.2f}", f"{min(ratios):.2f}-{max(ratios):.2f}"
-                cpu_ratio, target = f"{statistics.median(c / f for (_, c), (_, f) in pairs):.2f}", f"<= {RATIO_TARGET:g}x"
+                cpu_ratio = f"{statistics.median(c / f for (_, c), (_, f) in pairs):.2f}"
+                target = f"<= {RATIO_TARGET:g}x"
             else:
                 met = wall <= HELP_TARGET_S
                 shown = spread = cpu_ratio = ""

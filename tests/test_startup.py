@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import typing
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 import msgspec
@@ -119,6 +120,7 @@ def test_no_plugin_group_named_means_no_metadata_scan(tmp_path, monkeypatch):
     (site / "other-1.0.dist-info").mkdir(parents=True)
     (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
     monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing")])
+    monkeypatch.setattr(sys, "meta_path", [PathFinder])  # (a library may add a finder of its own)
     assert not _registry._group_named()
     (site / "Legacy.egg-info").mkdir()
     (site / "Legacy.egg-info" / "entry_points.txt").write_text("[asif_convert.formats]\nx = legacy:FORMAT\n")
@@ -129,6 +131,17 @@ def test_a_zip_on_the_path_counts_as_naming_the_group(tmp_path, monkeypatch):
     archive = tmp_path / "plugins.zip"
     archive.write_bytes(b"PK\x05\x06" + bytes(18))
     monkeypatch.setattr(sys, "path", [str(archive)])
+    monkeypatch.setattr(sys, "meta_path", [PathFinder])
+    assert _registry._group_named()
+
+
+def test_another_metadata_finder_counts_as_naming_the_group(tmp_path, monkeypatch):
+    class Finder:
+        def find_distributions(self, context=None):
+            return iter(())
+
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    monkeypatch.setattr(sys, "meta_path", [PathFinder, Finder()])
     assert _registry._group_named()
 
 
