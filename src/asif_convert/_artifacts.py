@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -270,7 +269,7 @@ def _write_one(base: Path, path: str, content: bytes, force: bool) -> list[Path]
             if not stat.S_ISDIR(st.st_mode):
                 raise OSError(errno.ENOTDIR, f"{part} is not a folder (links are not followed)")
             fds.append(os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fds[-1]))
-        tmp = f".asif-convert.{secrets.token_hex(8)}.tmp"  # (not the name: one of 255 bytes takes no more)
+        tmp = f".asif-convert.{os.urandom(8).hex()}.tmp"  # (not the name: one of 255 bytes takes no more)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=fds[-1])
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -29,8 +29,9 @@ from asif_convert._errors import (
     Problem,
 )
 from asif_convert._limits import DEPTH_CEILING, Limits, parse_size
-from asif_convert._registry import get, loss_kinds
-from asif_convert.plugin import Options
+
+if TYPE_CHECKING:
+    from asif_convert.plugin import Options
 
 DEBUG_VARIABLE = "ASIF_CONVERT_DEBUG"
 
@@ -141,6 +142,8 @@ def usage_error(message: str) -> NoReturn:
 
 def check_formats(*names: str | None) -> None:
     """Unknown format names are a usage error (exit 2) that lists the installed ones."""
+    from asif_convert._registry import get  # (the formats: imported by the commands that use them)
+
     for name in filter(None, names):
         try:
             get(name)
@@ -150,6 +153,9 @@ def check_formats(*names: str | None) -> None:
 
 def build_options(*, strict: bool, no_validate: bool, on_loss: LossPolicy, fail_on: list[str] | None,
                   no_residual: bool = False) -> Options:
+    from asif_convert._registry import loss_kinds  # (the formats: imported by the commands that use them)
+    from asif_convert.plugin import Options
+
     if fail_on:  # (the kinds are every mapping table's: read only when asked for)
         known = loss_kinds()
         unknown = sorted(set(fail_on) - set(known))
