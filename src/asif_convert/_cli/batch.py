@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -59,6 +61,7 @@ from asif_convert._errors import (
     display_name,
 )
 from asif_convert._view import write_report
+from asif_convert.batch import _storage as storage
 
 
 def workers_option(text: str) -> int:
@@ -156,7 +159,43 @@ class PlainProgress:
         pass
 
 
-def print_summary(summary: core.Summary, manifest: Path | None, console: Console, *, losses: bool = True) -> None:
+def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs: a VALUE that parses as JSON is that value (``true``, ``3``,
+    ``{"endpoint_url": ...}``), any other is the string itself."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="'--storage-option'")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+def _connect(address: str, timeout: float, quiet: bool) -> Any:
+    """The cluster, or one line and exit 2 (1 without the dask extra)."""
+    try:
+        from asif_convert.batch import _cluster  # the dask extra, loaded only for a cluster
+    except ImportError:
+        typer.echo("error: --scheduler needs Dask: pip install 'asif-convert[dask]'", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
+        cluster = _cluster.Cluster(address, timeout)
+    except UsageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.stderr.flush()
+        # a half-made client's finalizer would print a traceback as the interpreter exits
+        os._exit(EXIT_USAGE)
+    if not quiet:
+        typer.echo(f"batch: the Dask cluster at {address}: {cluster.workers} workers, {cluster.threads} threads",
+                   err=True)
+    return cluster
+
+
+def print_summary(summary: core.Summary, manifest: Path | str | None, console: Console, *,
+                  losses: bool = True) -> None:
     """Counts, throughput, top loss kinds, slowest files and failures."""
     s = summary
     title = "Batch interrupted" if s.interrupted else "Batch summary"
@@ -215,16 +254,16 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
 def batch(
     sources: Annotated[list[str], typer.Argument(metavar="SRC...", help="Files, folders (walked recursively) or "
                                                  "glob patterns (quote them; ** recurses).")],
-    outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", help="Folder for the outputs; the "
-                                         "input tree is mirrored under it.")],
+    outdir: Annotated[str, typer.Option("-o", "--output", metavar="OUTDIR", help="Folder (or fsspec URL: s3://, "
+                                        "gs://, az://) for the outputs; the input tree is mirrored under it.")],
     to: Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")],
     source: Annotated[str | None, typer.Option("--from", metavar="FORMAT", help="Force the input format (default: "
                                                "detected per file).")] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", metavar="N", parser=workers_option,
                                                 help="Worker processes (default: the CPU count; 0 converts in "
                                                      "this process).")] = None,
-    manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", help="The JSONL manifest (default: "
-                                                  "OUTDIR/manifest.jsonl).")] = None,
+    manifest: Annotated[str | None, typer.Option("--manifest", metavar="PATH", help="The JSONL manifest (default: "
+                                                 "OUTDIR/manifest.jsonl).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "
                                         "converted.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
@@ -254,6 +293,17 @@ def batch(
         "in a/; '{stem}.artifacts', 'files/{stem}', '.').")] = None,
     artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
+    storage_option: Annotated[list[str] | None, typer.Option(
+        "--storage-option", metavar="KEY=VALUE", help="For URLs: an option of their fsspec file system (repeatable; "
+        "VALUE is a JSON literal if it parses as one, else a string).")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", show_envvar=False,
+        help="Run on the Dask cluster of this scheduler (tcp://host:8786; default: $DASK_SCHEDULER_ADDRESS).")] = None,
+    connect_timeout: Annotated[float, typer.Option(
+        "--connect-timeout", metavar="SECONDS", min=0.1, help="How long to wait for the scheduler.")] = 10.0,
+    break_lock: Annotated[bool, typer.Option(
+        "--break-lock", help="Take a remote OUTDIR's lock even if it looks held (its run is known to be "
+                             "gone).")] = False,
     source_pointers: Annotated[bool, typer.Option(
         "--source-pointers", help="To ASIF: carry each export as a resource and point every event at its record. "
                                   "To continuity: point every record back at the ASIF records it came from.")] = False,
@@ -265,6 +315,10 @@ def batch(
     interrupted (rerun to resume).
     """
     check_formats(to, source)
+    storage_options = parse_storage_options(storage_option or [])
+    if scheduler and workers is not None:
+        raise typer.BadParameter("a cluster runs as many tasks as it has threads; --workers is for local processes",
+                                 param_hint="'--workers'")
     if pages is not None and report_html is None:
         raise typer.BadParameter("--pages needs --report-html (the report links to the pages)", param_hint="'--pages'")
     options = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
@@ -276,13 +330,22 @@ def batch(
     if not quiet:
         progress = TerminalProgress(err_console) if err_console.is_terminal else PlainProgress()
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
-    manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
+    manifest_path = storage.manifest_at(manifest if manifest is not None else True, outdir)
+    assert manifest_path is not None, "a named or default manifest is never None"
+    if report_html is not None and (storage.is_url(storage.local_form(outdir)) or isinstance(manifest_path, str)):
+        raise typer.BadParameter("the report reads a local OUTDIR and manifest", param_hint="'--report-html'")
+    cluster = _connect(scheduler, connect_timeout, quiet) if scheduler else None
     try:
         with sigterm_interrupts():  # `kill` stops a batch as Ctrl-C does
             core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
-                         limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
+                         limits=build_limits(max_bytes, max_depth, max_string),
+                         workers=min(cluster.threads, core.MAX_WORKERS) if cluster else workers,
+                         executor=cluster.executor if cluster else None,
+                         # a bounded window: a few tasks per thread in the scheduler, whatever the archive's size
+                         max_in_flight=2 * cluster.threads if cluster else None,
                          manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
-                         summary=summary, package=package, artifacts_each=artifacts_each)
+                         summary=summary, package=package, artifacts_each=artifacts_each,
+                         storage_options=storage_options, break_lock=break_lock)
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None
@@ -298,10 +361,13 @@ def batch(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as exc:  # a bug outside any one file
         raise internal_error(exc) from None
+    finally:
+        if cluster is not None:
+            cluster.close()  # the scheduler cancels what this run left (after Ctrl-C)
     if not quiet:
         print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
     if report_html is not None:
-        guard(lambda: write_report(manifest_path, report_html, outdir=outdir, pages_dir=pages))
+        guard(lambda: write_report(Path(manifest_path), report_html, outdir=Path(outdir), pages_dir=pages))
         if not quiet:
             Console().print(f"report: {report_html}")
     sys.stdout.flush()

@@ -23,15 +23,14 @@ from asif_convert._errors import ConversionError
 from asif_convert._limits import Limits
 from asif_convert._registry import get, registry
 from asif_convert._version import __version__
+from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import Skipper, check_template
-from asif_convert.batch._discover import Found, Refused, check_sources, classify, discover, inside
-from asif_convert.batch._lock import OutdirLock
+from asif_convert.batch._discover import Found, Refused
 from asif_convert.batch._manifest import Manifest
 from asif_convert.batch._paths import output_path
 from asif_convert.batch._records import (
     DEFAULT_PATTERN,
     INTERNAL,
-    MANIFEST_NAME,
     REFUSED,
     UNCHANGED,
     FileResult,
@@ -107,8 +106,13 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             manifest: str | os.PathLike[str] | bool = True, force: bool = False, pattern: str = DEFAULT_PATTERN,
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
-            summary: Summary | None = None, package: bool = False, artifacts_each: str | None = None) -> Report:
+            summary: Summary | None = None, package: bool = False, artifacts_each: str | None = None,
+            storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> Report:
     """Convert every file under ``sources`` (one path, or several) into ``outdir``, mirroring the tree.
+
+    ``sources``, ``outdir`` and ``manifest`` may be fsspec URLs (``s3://bucket/exports/``, with
+    the ``s3``, ``gcs`` or ``azure`` extra): ``storage_options`` go to their file systems, and
+    ``break_lock`` takes a remote OUTDIR's lock object whatever it says (see docs/batch.md).
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
     ``Client.get_executor()``; pass ``workers`` to say how many tasks it runs at once); by default
@@ -146,28 +150,42 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
                              "(artifacts_each), not both")
     if workers is not None and not 0 <= workers <= MAX_WORKERS:
         raise UsageError(f"workers must be from 0 (converts in this process) to {MAX_WORKERS}")
-    srcs = check_sources([sources] if isinstance(sources, str | os.PathLike) else sources)
-    out = Path(outdir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out} exists and is not a directory")
-    roots = tuple(os.path.realpath(classify(s).base) for s in srcs)
+    storage_options = dict(storage_options or {})
+    srcs = storage.checked_sources([sources] if isinstance(sources, str | os.PathLike) else sources, storage_options)
+    out_arg = storage.local_form(outdir)
+    remote_out = storage.is_url(out_arg)
+    if (remote_out or any(storage.is_url(s) for s in srcs)) and (artifacts_each or options.artifacts_root):
+        raise UsageError("artifact folders are read from local sources into a local OUTDIR only")
+    out = Path(out_arg)
+    if remote_out:
+        out_abs = out_real = storage.remote().canonical(out_arg)
+    else:
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"{out} exists and is not a directory")
+        out_abs, out_real = os.path.abspath(out), os.path.realpath(out)
+    roots = tuple(storage.source_root(s) for s in srcs)
     for arg, root in zip(srcs, roots, strict=True):
-        if inside(root, [os.path.realpath(out)]):
-            raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
-    with _cannot_start():
-        out.mkdir(parents=True, exist_ok=True)
-    spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
-                outdir_real=os.path.realpath(out), roots=roots,
+        if storage.inside(root, [out_real]):
+            raise UsageError(f"the source {arg} lies inside OUTDIR {out_arg}; choose an OUTDIR outside the sources")
+    if not remote_out:
+        with _cannot_start():
+            out.mkdir(parents=True, exist_ok=True)
+    spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=out_abs,
+                outdir_real=out_real, roots=roots,
                 settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
                 run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
-                artifacts_each=artifacts_each)
-    mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
+                artifacts_each=artifacts_each, storage_options=storage_options)
+    mpath = storage.manifest_at(manifest, out_abs)
 
     with ExitStack() as held:
         with _cannot_start():
-            held.enter_context(OutdirLock(out))
-            clean_stale_temps(spec.outdir)
-            book = Manifest(mpath, fresh=force) if mpath else None  # before any worker starts: it may refuse the file
+            held.enter_context(storage.lock(out_abs if remote_out else os.fspath(out), storage_options,
+                                            break_lock=break_lock))
+            if not remote_out:
+                clean_stale_temps(spec.outdir)
+            # before any worker starts: it may refuse the file
+            book = storage.open_manifest(os.fspath(mpath), fresh=force, run=spec.run,
+                                         storage_options=storage_options) if mpath else None
         run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
                    force=force, keep_results=keep_results, on_result=on_result, progress=progress,
                    summary=summary if summary is not None else Summary())
@@ -355,12 +373,13 @@ class _Run:
         """The files of the run, each once: a file reached twice at the same relative path (a
         source named twice, a folder and a file in it) is one input. Both passes use this."""
         seen: set[tuple[str, tuple[str, ...] | None]] = set()
-        for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
+        for item in storage.find_inputs(self.srcs, pattern=self.pattern, exclude=self.exclude,
+                                        storage_options=self.spec.storage_options):
             named = isinstance(item, Found) and not item.confined  # taken as given
             if self.skipper is not None and item.rel and not named \
                     and self.skipper.skipped(item.path, len(item.rel) - 1):
                 continue
-            key = (os.path.realpath(item.path), item.rel)
+            key = (storage.identity(item.path), item.rel)
             if key not in seen:
                 seen.add(key)
                 yield item
