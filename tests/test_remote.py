@@ -250,6 +250,26 @@ def test_a_client_killed_mid_run_then_rerun_gives_a_clean_runs_bytes(s3, endpoin
     assert not s3.exists(f"{bucket}/out/.manifest.jsonl.parts")
 
 
+def test_an_interrupted_cluster_run_cancels_and_resumes(s3, endpoint, scheduler, tmp_path):
+    """SIGTERM (as Ctrl-C): the futures are cancelled, exit 130, and a rerun completes the batch."""
+    bucket = _bucket(s3)
+    files = {k: v for k, v in _archive(copies=8).items() if not k.startswith(("bad/", "large/"))}
+    _upload(s3, f"{bucket}/in", files)
+    args = [f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", scheduler,
+            *_flags(endpoint)]
+    proc = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_outputs(s3, f"{bucket}/out", proc, at_least=2)
+    os.kill(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Batch interrupted" in out and "run the same command again" in out
+    done = _manifest(s3, f"{bucket}/out/manifest.jsonl", tmp_path)
+    assert 0 < len(done) < len(files)  # the lines of what finished, put back whole at the end
+    again = _run(*args, "-q")
+    assert again.returncode == 0, again.stderr
+    assert _outputs(s3, f"{bucket}/out") == _local_batch(tmp_path, files)
+
+
 def test_a_worker_killed_mid_run_the_batch_finishes_on_the_others(s3, endpoint, scheduler, services, tmp_path):
     bucket = _bucket(s3)
     files = {k: v for k, v in _archive(copies=8).items() if not k.startswith(("bad/", "large/"))}

@@ -116,17 +116,21 @@ def _has_magic(part: str) -> bool:
     return any(c in part for c in "*?[")
 
 
+def _literal_prefix(path: str) -> str:
+    """A pattern's parts before the first one with a wildcard."""
+    literal = []
+    for part in path.split("/"):
+        if _has_magic(part):
+            break
+        literal.append(part)
+    return "/".join(literal)
+
+
 def base_of(url: str) -> str:
     """A source's root: the URL itself, or a pattern's literal prefix."""
     url = canonical(url)
     protocol, path = url.split("://", 1)
-    parts = path.split("/")
-    literal = []
-    for part in parts:
-        if _has_magic(part):
-            break
-        literal.append(part)
-    return f"{protocol}://{'/'.join(literal)}".rstrip("/") if len(literal) < len(parts) else url
+    return f"{protocol}://{_literal_prefix(path)}".rstrip("/") if _has_magic(path) else url
 
 
 def check_source(url: str, storage_options: dict[str, Any]) -> None:
@@ -176,13 +180,7 @@ def _walk(fs: Any, protocol: str, top: str, rel0: tuple[str, ...], pattern: str,
 
 
 def _glob(fs: Any, protocol: str, path: str, pattern: str, excluded: list[str]) -> Iterator[Found | Refused]:
-    parts = path.split("/")
-    literal = []
-    for part in parts:
-        if _has_magic(part):
-            break
-        literal.append(part)
-    prefix = "/".join(literal)
+    prefix = _literal_prefix(path)
     walk_dirs = "**" not in path  # with "**" the pattern enumerates whole trees itself
     for key, info in sorted(fs.glob(path, detail=True).items()):
         url = f"{protocol}://{key}"
