@@ -378,3 +378,47 @@ def test_storage_options_are_json_literals_or_strings():
     assert parse_storage_options(["anon=true", "n=3", 'client_kwargs={"region_name": "x"}', "endpoint_url=http://h:1",
                                   "key=a=b"]) == {"anon": True, "n": 3, "client_kwargs": {"region_name": "x"},
                                                   "endpoint_url": "http://h:1", "key": "a=b"}
+
+
+def test_a_killed_runs_manifest_parts_are_read_back_and_merged_once():
+    """Lines sent as part objects by a run that never closed its manifest count on the rerun;
+    the rerun puts one manifest holding them before it removes the parts."""
+    import fsspec
+
+    from asif_convert.batch import FileResult
+    from asif_convert.batch._remote import RemoteManifest
+
+    fs = fsspec.filesystem("memory")
+    url = f"memory://manifest-{os.getpid()}/out/manifest.jsonl"
+    first = RemoteManifest(url, fresh=False, run="2026-01-01T00:00:00.000000Z", storage_options={})
+    first.append(FileResult(input="s3://b/a.json", output="a.asif.json", status="ok", target_format="asif",
+                            input_sha256="ab", output_bytes=10, settings="S"))
+    first.flush()  # then the run is killed: no close, no whole manifest put
+    parts = fs.find(f"/manifest-{os.getpid()}/out/.manifest.jsonl.parts")
+    assert len(parts) == 1 and not fs.exists(f"/manifest-{os.getpid()}/out/manifest.jsonl")
+
+    second = RemoteManifest(url, fresh=False, run="2026-01-01T00:01:00.000000Z", storage_options={})
+    assert second.previous("a.asif.json", "S") == ("ab", 10, None, ())
+    assert fs.find(f"/manifest-{os.getpid()}/out/.manifest.jsonl.parts") == []  # merged into the manifest
+    assert b'"a.asif.json"' in fs.cat_file(f"/manifest-{os.getpid()}/out/manifest.jsonl")
+    second.close()
+    first.close()
+
+
+def test_memory_urls_take_every_source_form_and_refuse_climbing_keys(tmp_path):
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    root = f"/forms-{os.getpid()}"
+    for path in CONTINUITY_FILES[:3]:
+        fs.pipe_file(f"{root}/in/deep/{path.name}", path.read_bytes())
+    fs.pipe_file(f"{root}/in/deep/../../climb.json", CONTINUITY_FILES[0].read_bytes())
+    one = CONTINUITY_FILES[0].name
+    report = migrate([f"memory://{root}/in/", f"memory://{root}/in/deep/{one}", f"memory://{root}/in/**/*.json"],
+                     f"memory://{root}/out", to="asif", workers=0)
+    statuses = [(r.output, r.status) for r in report.results]
+    assert ("deep/" + one.replace(".json", ".asif.json"), "ok") in statuses
+    assert (one.replace(".json", ".asif.json"), "ok") in statuses  # the object named by its URL
+    assert sum(s == "refused" for _, s in statuses) >= 1
+    assert not any("climb" in k for k in fs.find("/")
+                   if not k.startswith(f"{root}/in"))  # nothing written outside OUTDIR

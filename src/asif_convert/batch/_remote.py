@@ -405,7 +405,7 @@ class RemoteManifest(Manifest):
                 if earlier or fresh:  # their lines are now in one manifest: put it before removing them
                     self._put()
                     for key in earlier:
-                        self.fs.rm_file(key)
+                        _remove(self.fs, key)
         except BaseException:
             shutil.rmtree(self.work, ignore_errors=True)
             raise
@@ -448,6 +448,14 @@ class RemoteManifest(Manifest):
             with _refusing(self.url, usage=True):
                 self._put()
                 for key in self._mine:
-                    self.fs.rm_file(key)
+                    _remove(self.fs, key)
         finally:
             shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _remove(fs: Any, key: str) -> None:
+    """Remove a part object; one already gone (another run merged it) is what was wanted."""
+    try:
+        fs.rm_file(key)
+    except FileNotFoundError:
+        pass
