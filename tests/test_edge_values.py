@@ -1,0 +1,43 @@
+"""Values one schema allows and the other forbids: each is mapped to a valid value with a loss,
+or kept verbatim where it stands (docs/losses.md, "Where the two schemas disagree"). Every case
+converts with exit 0, gives a valid output and comes back exactly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from asif_convert import convert
+from asif_convert._registry import get
+
+_B64 = "aGVsbG8="
+
+
+def export(content_json) -> dict:
+    return {"format": "agent-continuity-export",
+            "session": {"session_id": "s", "title": "", "status": "active", "active_branch_id": "b"},
+            "messages": [{"message_id": "m1", "session_id": "s", "role": "user", "status": "complete",
+                          "text_content": "", "sequence": 1, "content_json": content_json}],
+            "events": [], "checkpoints": []}
+
+
+def round_trip(doc: dict) -> dict:
+    """The ASIF output of ``doc``: valid, and converting back to ``doc`` exactly."""
+    result = convert(json.dumps(doc).encode(), to="asif")
+    out = json.loads(result.output)
+    assert [p for p in get("asif").validate(out) if p.severity == "error"] == []
+    back = json.loads(convert(result.output, to="continuity").output)
+    assert json.dumps(back, sort_keys=True) == json.dumps(doc, sort_keys=True)
+    return out
+
+
+@pytest.mark.parametrize("content_json", [
+    [{"type": "image", "source": {"type": "base64", "media_type": "", "data": _B64}}],
+    [{"type": "document", "source": {"type": "base64", "media_type": "", "data": _B64}}],
+], ids=["anthropic-image", "anthropic-document"])
+def test_an_empty_media_type_is_not_an_embedded_resource(content_json):
+    """ASIF requires a media type of at least one character; an empty one leaves the block as written."""
+    out = round_trip(export(content_json))
+    assert all(r["media_type"] for r in out["resources"])
+    assert not any(r["availability"] == "embedded" and r.get("data") == _B64 for r in out["resources"])
