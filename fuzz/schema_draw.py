@@ -78,8 +78,9 @@ class SchemaDraw:
         and the conditions ``instance`` meets. Conditions are left in ``conditions`` (with their
         base) when the instance is not known yet."""
         node, base = self.deref(node, base)
-        out = {k: v for k, v in node.items() if k not in ("allOf", "anyOf", "oneOf", "if", "then", "else", "$id")}
-        out = self._based(out, base)
+        skip = ("allOf", "anyOf", "oneOf", "if", "then", "else", "$id", "contains", "minContains", "maxContains")
+        out = _merge({}, {k: v for k, v in node.items() if k not in skip[:7]})  # (contains as "$contains")
+        out = self._based({k: v for k, v in out.items() if k not in skip}, base)
         for sub in node.get("allOf", []):
             out = _merge(out, self.flat(sub, base, instance, known=known, conditions=conditions))
         for key in ("anyOf", "oneOf"):
@@ -89,6 +90,8 @@ class SchemaDraw:
                     chosen = next((b for b in branches if self.matches(b, base, instance)), branches[0])
                 else:
                     chosen = self.rng.choice(branches)
+                    if key == "oneOf":  # only one: what the others alone require is left out
+                        out = _merge(out, {"not": {"anyOf": [b for b in branches if b is not chosen]}})
                 out = _merge(out, self.flat(chosen, base, instance, known=known, conditions=conditions))
         if "if" in node:
             if known:
@@ -138,8 +141,10 @@ class SchemaDraw:
                     extra = _merge(extra, self.flat(branch, cbase, drawn, known=True))
             if not extra:
                 break
-            fixed = {k: drawn[k] for cond, _ in conditions for k in _tested(cond["if"])
-                     if isinstance(drawn, dict) and k in drawn}
+            if not isinstance(drawn, dict):
+                break
+            # what the conditions add constraints to is drawn again; the rest stays as it was
+            fixed = {k: v for k, v in drawn.items() if k not in extra.get("properties", {})}
             drawn = self._plain(_merge(dict(keywords), extra), base, key, depth, fixed)
         return drawn
 
@@ -177,11 +182,15 @@ class SchemaDraw:
             free = self.any_json(depth)  # a free-form object (metadata, payload, summary)
             return free if isinstance(free, dict) else {self.rng.choice(EDGE_KEYS): free}
         out: dict[str, Any] = {}
+        forbidden = kw.get("$forbid", set())
         for name, sub in props.items():
+            if name in forbidden and name not in required:
+                continue
             if name in fixed:
                 out[name] = fixed[name]
-            elif name in required or (depth < 12 and self.rng.random() < self.optional):
+            elif name in required or (not fixed and depth < 12 and self.rng.random() < self.optional):
                 out[name] = self.value(sub, base, name, depth + 1)
+        out.update((k, v) for k, v in fixed.items() if k not in out and k not in forbidden)
         for name in required:
             if name not in out:
                 out[name] = self.value(kw.get("additionalProperties", True), base, name, depth + 1)
@@ -191,7 +200,7 @@ class SchemaDraw:
                     if other not in out:
                         out[other] = self.value(props.get(other, True), base, other, depth + 1)
         extra = kw.get("additionalProperties", True)
-        if extra is not False and depth < 12 and self.rng.random() < 0.08:
+        if extra is not False and not fixed and depth < 12 and self.rng.random() < 0.08:
             name = self.rng.choice(EDGE_KEYS)
             if name not in props:
                 out[name] = self.value(extra, base, name, depth + 1)
@@ -205,14 +214,16 @@ class SchemaDraw:
         else:
             size = self.rng.choice(sorted({lo, min(hi, lo + 1), min(hi, lo + self.rng.randrange(5))}))
         item_key = key[:-1] if key.endswith("s") else key
-        items = [self.value(kw.get("items", True), base, item_key, depth + 1) for _ in range(size)]
-        if "contains" in kw:
-            wanted = kw.get("minContains", 1)
-            both = {"allOf": [kw.get("items", True), kw["contains"]]}
-            items += [self.value(both, base, item_key, depth + 1) for _ in range(wanted)]
-            if "maxItems" in kw:
-                items = items[-kw["maxItems"]:]
-        if kw.get("uniqueItems"):
+        contains = kw.get("$contains", [])
+        bounded = any(most is not None for _, _, most in contains)  # "exactly one of each": nothing else
+        items = [] if bounded else [self.value(kw.get("items", True), base, item_key, depth + 1)
+                                    for _ in range(size)]
+        for sub, least, _ in contains:
+            both = {"allOf": [kw.get("items", True), sub]}
+            items += [self.value(both, base, item_key, depth + 1) for _ in range(least)]
+        if contains and "maxItems" in kw:
+            items = items[-kw["maxItems"]:]
+        if kw.get("uniqueItems") or bounded:
             seen: set[bytes] = set()
             items = [v for v in items if not (canonical(v) in seen or seen.add(canonical(v)))]
         elif items and self.rng.random() < 0.1:  # a duplicate where the schema does not forbid one
@@ -319,8 +330,15 @@ def _validator(base_id: int, base: _Held, node_id: int, node: _Held) -> Any:
     return jsonschema_rs.validator_for(whole)
 
 
-def _tested(cond: dict[str, Any]) -> set[str]:
-    return set(cond.get("properties", {})) | set(cond.get("required", []))
+def _required_in(node: Any) -> set[str]:
+    """The members ``node`` (a ``not``) names as required, alone or in an ``anyOf``."""
+    if not isinstance(node, dict) or set(node) - {"required", "anyOf"}:
+        return set()
+    names = set(node.get("required", []))
+    for sub in node.get("anyOf", []):
+        if isinstance(sub, dict) and set(sub) == {"required"}:
+            names.update(sub["required"])
+    return names
 
 
 def _in_range(value: float, kw: dict[str, Any]) -> bool:
@@ -331,7 +349,14 @@ def _in_range(value: float, kw: dict[str, Any]) -> bool:
 def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Both sets of keywords at once (what ``allOf: [a, b]`` asks), as far as a draw needs."""
     out = dict(a)
+    if "contains" in b or "$contains" in b:  # each contains of an allOf is a requirement of its own
+        own = [(b["contains"], b.get("minContains", 1), b.get("maxContains"))] if "contains" in b else []
+        out["$contains"] = [*a.get("$contains", []), *b.get("$contains", []), *own]
+    if "not" in b or "$forbid" in b:  # members a "not" of "required" forms rules out
+        out["$forbid"] = {*a.get("$forbid", ()), *b.get("$forbid", ()), *_required_in(b.get("not"))}
     for key, value in b.items():
+        if key in ("not", "$forbid"):
+            continue
         if key not in out:
             out[key] = value
         elif key == "properties":
@@ -341,14 +366,16 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             out[key] = props
         elif key == "required":
             out[key] = list(dict.fromkeys([*out[key], *value]))
-        elif key in ("minItems", "minLength", "minimum", "minContains"):
+        elif key in ("contains", "minContains", "maxContains", "$contains"):
+            continue
+        elif key in ("minItems", "minLength", "minimum"):
             out[key] = max(out[key], value)
         elif key in ("maxItems", "maxLength", "maximum"):
             out[key] = min(out[key], value)
         elif key == "type" and isinstance(out[key], list):
             common = [t for t in out[key] if t in (value if isinstance(value, list) else [value])]
             out[key] = common or value
-        elif key in ("items", "contains", "additionalProperties") and isinstance(value, dict):
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
             out[key] = {"allOf": [out[key], value]}
         else:
             out[key] = value

@@ -37,7 +37,7 @@ from asif_convert._validation.schemas import ASIF_SCHEMA, CONTINUITY_SCHEMA, loa
 from fuzz.content_shapes import SHAPES  # noqa: E402
 from fuzz.schema_draw import EDGE_STRINGS, SchemaDraw, canonical  # noqa: E402
 
-PROFILES = {"ci": 60, "deep": 20_000}  # cases per direction
+PROFILES = {"ci": 150, "deep": 20_000}  # cases per direction
 DIRECTIONS = ("continuity", "asif")  # the source format of a case
 TARGET = {"continuity": "asif", "asif": "continuity"}
 CORPUS = ROOT / "corpus"
@@ -87,7 +87,7 @@ def asif_case(rng: Any) -> Any:
     pool = _ids(rng)
     draw = SchemaDraw(load_schema(ASIF_SCHEMA), rng, pool, optional=rng.choice([0.0, 0.3, 1.0]),
                       contents=CONTENTS)
-    if rng.random() < 0.1:
+    if rng.random() < 0.25:
         return draw.value(draw.root)
     doc = copy.deepcopy(rng.choice(SEEDS["asif"]))
     for _ in range(rng.randrange(1, 4)):

@@ -11,6 +11,8 @@ import pytest
 from asif_convert import convert
 from asif_convert._registry import get
 
+from .conftest import CORPUS
+
 _B64 = "aGVsbG8="
 
 
@@ -41,3 +43,21 @@ def test_an_empty_media_type_is_not_an_embedded_resource(content_json):
     out = round_trip(export(content_json))
     assert all(r["media_type"] for r in out["resources"])
     assert not any(r["availability"] == "embedded" and r.get("data") == _B64 for r in out["resources"])
+
+
+# -- ASIF values on their way to continuity ---------------------------------------------------
+
+PLAIN_CHAT = CORPUS / "golden" / "02-plain-chat.asif.json"
+
+
+@pytest.mark.parametrize(("key", "value"), [("sequence", 0), ("sequence", 1.5), ("sequence", [1]),
+                                            ("status", "bogus"), ("status", "")])
+def test_a_continuity_state_the_schema_forbids_travels_in_the_residual(key, value):
+    """An event's agent-continuity/1 status or sequence the continuity schema forbids is foreign:
+    the export is written without it, and the residual brings it back."""
+    doc = json.loads(PLAIN_CHAT.read_bytes())
+    doc["events"][0]["extensions"]["agent-continuity/1"][key] = value
+    middle = convert(json.dumps(doc).encode(), to="continuity")
+    assert get("continuity").validate(json.loads(middle.output)) == []
+    back = json.loads(convert(middle.output, to="asif").output)
+    assert json.dumps(back, sort_keys=True) == json.dumps(doc, sort_keys=True)
