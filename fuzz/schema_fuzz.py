@@ -91,7 +91,7 @@ def asif_case(rng: Any) -> Any:
         return draw.value(draw.root)
     doc = copy.deepcopy(rng.choice(SEEDS["asif"]))
     for _ in range(rng.randrange(1, 4)):
-        how = rng.choice(["redraw", "redraw", "fill", "drop", "duplicate", "re-id"])
+        how = rng.choice(["redraw", "redraw", "fill", "drop", "duplicate", "re-id", "blank"])
         if how == "redraw":
             _redraw(draw, doc, 1)
         elif how == "fill":
@@ -146,7 +146,12 @@ def _fill(draw: SchemaDraw, doc: Any) -> None:
 
 def _edit(rng: Any, doc: Any, how: str, pool: list[str]) -> None:
     paths = [p for p in _paths(doc)[1:] if p not in FIXED]
-    if how == "drop":
+    if how == "blank":  # the edge of every string: empty, where one schema may allow it and the other not
+        strings = [p for p in paths if isinstance(_parent(doc, p)[p[-1]], str)]
+        if strings:
+            path = rng.choice(strings)
+            _parent(doc, path)[path[-1]] = ""
+    elif how == "drop":
         path = rng.choice(paths)
         parent = _parent(doc, path)
         del parent[path[-1]]

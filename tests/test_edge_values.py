@@ -61,3 +61,16 @@ def test_a_continuity_state_the_schema_forbids_travels_in_the_residual(key, valu
     assert get("continuity").validate(json.loads(middle.output)) == []
     back = json.loads(convert(middle.output, to="asif").output)
     assert json.dumps(back, sort_keys=True) == json.dumps(doc, sort_keys=True)
+
+
+def test_an_artifact_whose_location_is_empty_stays_in_the_residual():
+    """ASIF allows an empty original_location; a continuity artifact's path is never empty."""
+    doc = json.loads((CORPUS / "golden" / "10-artifacts.asif.json").read_bytes())
+    resource = next(r for r in doc["resources"] if r.get("purpose") == "artifact")
+    resource["original_location"] = ""
+    middle = convert(json.dumps(doc).encode(), to="continuity")
+    export = json.loads(middle.output)
+    assert get("continuity").validate(export) == []
+    assert resource["id"] not in {a["artifact_id"] for a in export.get("artifacts", [])}
+    back = json.loads(convert(middle.output, to="asif").output)
+    assert json.dumps(back, sort_keys=True) == json.dumps(doc, sort_keys=True)
