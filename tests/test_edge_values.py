@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from asif_convert import convert
+from asif_convert import InvalidInput, Limits, convert
+from asif_convert import _jsonio as jsonio
+from asif_convert._limits import nesting
 from asif_convert._registry import get
 
 from .conftest import CORPUS
@@ -74,3 +76,53 @@ def test_an_artifact_whose_location_is_empty_stays_in_the_residual():
     assert resource["id"] not in {a["artifact_id"] for a in export.get("artifacts", [])}
     back = json.loads(convert(middle.output, to="asif").output)
     assert json.dumps(back, sort_keys=True) == json.dumps(doc, sort_keys=True)
+
+
+# -- an output read back with the limits it was written with -------------------------------------
+
+
+def _nested(levels: int):
+    value = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def _needed(exc: InvalidInput) -> int:
+    message = exc.problems[0].message
+    assert "so it could not be read back with the same limits" in message
+    return int(message.split("; --max-depth ")[1].split(" ")[0])
+
+
+def _refused_then_converted(data: bytes, to: str, back: str) -> None:
+    """Refused under the default limits, naming the --max-depth it needs; with that limit it
+    converts, reads back under the same limit, and comes back exactly."""
+    with pytest.raises(InvalidInput) as refused:
+        convert(data, to=to)
+    limits = Limits(max_depth=_needed(refused.value))
+    out = convert(data, to=to, limits=limits)
+    assert nesting(json.loads(out.output)) == limits.max_depth  # exactly the limit it named
+    again = convert(out.output, to=back, limits=limits)
+    assert json.dumps(json.loads(again.output), sort_keys=True) == json.dumps(json.loads(data), sort_keys=True)
+
+
+def test_an_export_near_the_depth_limit_is_refused_with_the_limit_it_needs():
+    doc = export(_nested(253))  # 256 in all: within the default limit, 259 as ASIF
+    assert nesting(doc) == 256
+    _refused_then_converted(json.dumps(doc).encode(), "asif", "continuity")
+
+
+def test_a_session_near_the_depth_limit_is_refused_with_the_limit_it_needs():
+    doc = json.loads((CORPUS / "asif" / "tool-call-completed.session.json").read_bytes())
+    doc["events"][0]["x_deep"] = _nested(250)  # 253 in all; the residual holds it deeper
+    assert nesting(doc) == 253
+    _refused_then_converted(json.dumps(doc).encode(), "continuity", "asif")
+
+
+def test_a_streamed_output_names_the_depth_of_its_deepest_item():
+    """A slice too deep is refused with the nesting of the whole output, later slices included."""
+    encoding = jsonio.StreamedEncoding({"events": []}, "events", iter([_nested(5), _nested(8), 1]), compact=True,
+                                       limits=Limits(max_depth=4), source="t", slice_size=1)
+    with pytest.raises(InvalidInput) as refused:
+        b"".join(encoding)
+    assert _needed(refused.value) == 10  # the document (1), its list (2), the second item's 8
