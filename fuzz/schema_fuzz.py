@@ -101,14 +101,15 @@ def asif_case(rng: Any) -> Any:
     return doc
 
 
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*path, i))
+def _paths(doc: Any) -> list[tuple[Any, ...]]:
+    """Every path of ``doc``, in document order (the root's is ``()``)."""
+    out: list[tuple[Any, ...]] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), doc)]
+    while stack:
+        path, value = stack.pop()
+        out.append(path)
+        members = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack.extend(((*path, k), v) for k, v in reversed(list(members)))
     return out
 
 
