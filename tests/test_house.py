@@ -134,6 +134,39 @@ def test_no_deferred_imports_but_python_jsonschema_and_no_e402():
     ]
 
 
+# Functions of at most this many lines (decorators and docstring included): one job each.
+MAX_FUNCTION_LINES = 80
+# The folders of src/asif_convert whose functions the rule holds, relative to SRC; add a folder
+# once its functions are within the bound ("" would be the whole tree).
+SHORT_FUNCTION_FOLDERS = ("_formats",)
+
+
+def _long_functions(folders: tuple[str, ...]) -> list[str]:
+    """``path:line name (n lines)`` of every function longer than the bound under ``folders``."""
+    found = []
+    for folder in folders:
+        for path in sorted((SRC / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                    lines = node.end_lineno - first + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        found.append(f"{path.relative_to(SRC).as_posix()}:{node.lineno} {node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_is_longer_than_the_bound():
+    assert _long_functions(SHORT_FUNCTION_FOLDERS) == []
+
+
+def test_the_function_length_rule_sees_a_long_function(tmp_path, monkeypatch):
+    body = "\n".join(f"    x{k} = {k}" for k in range(MAX_FUNCTION_LINES))
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    assert _long_functions(("pkg",)) == [f"pkg/m.py:5 long ({MAX_FUNCTION_LINES + 1} lines)"]
+
+
 def test_the_only_import_by_name_is_the_command_table():
     by_name = sorted(path.relative_to(SRC).as_posix() for path in SRC.rglob("*.py")
                      if re.search(r"import_module|__import__", path.read_text()))

@@ -368,15 +368,56 @@ class _Reader:
     def _group(self, rec: dict[str, Any], eid: str, seq: int, split: dialects.Split) -> list[ir.Event]:
         """One message as its events: the message (if it has parts of its own), then one event
         per tool call and per tool result; the first carries the message's fields and template."""
+        shown, picked, text_part = self._shown_text(rec, split)
+        events, members, as_wanted = self._member_events(rec, eid, seq, split)
+        self._claim_resources(rec, split, events)
+        anchor = events[0]
+        native = self._group_state(rec, split, events, members, text_part)
+        self.groups[anchor.id] = (members["msg"], members["call"], members["result"], as_wanted)
+        _text_state(native, rec, shown, picked, text_part, self.ledger, anchor.id)
+        anchor.execution_id = self._execution(rec)
+        self.message_ids.add(anchor.id)
+        branch = self._common(anchor, rec, "messages", "message_id", native)
+        for ev in events[1:]:
+            ev.time, ev.execution_id = anchor.time, anchor.execution_id
+            self.branch_events[branch].append(ev.id)
+        self.ledger.add("+dialects", "event", anchor.id)
+        for kind in split.opaque:  # one loss per block type, naming every message that holds one
+            self.ledger.add("+dialect-opaque-block", "event", anchor.id, about=f"{split.dialect}/{kind}")
+        return events
+
+    @staticmethod
+    def _shown_text(rec: dict[str, Any], split: dialects.Split) -> tuple[str, tuple[list[int], str] | None, int | None]:
+        """(the pieces' texts joined, how text_content picks among them, the index of the text
+        part added to show it): text_content is the pieces' texts, some of them, or those joined
+        otherwise (the state says which); failing that, what says something no piece shows is
+        visible too: a text part of its own, after the message's parts, that the writer turns
+        back into text_content."""
+        texts = [p.text for p in (*(split.parts or ()), *(q for r in split.results for q in r.parts))
+                 if isinstance(p, ir.TextPart)]
+        shown = "".join(texts)
+        picked = text_content.pick(texts, rec["text_content"]) if rec["text_content"] != shown else None
+        text_part = None
+        if picked is None and rec["text_content"] not in shown:
+            split.parts = split.parts if split.parts is not None else []
+            text_part = len(split.parts)
+            split.parts.append(ir.TextPart(text=rec["text_content"]))
+        return shown, picked, text_part
+
+    def _member_events(self, rec: dict[str, Any], eid: str, seq: int,
+                       split: dialects.Split) -> tuple[list[ir.Event], dict[str, Any], bool]:
+        """(the message's events, their ids by member, whether every one has the id the writer
+        looks for first): the message, its tool calls, its tool results, in that order."""
         role = rec["role"]
         actor = ROLE_ACTORS[role][0]
         members: dict[str, Any] = {"msg": None, "call": [], "result": []}
         events: list[ir.Event] = []
-
-        as_wanted = True  # whether every event has the id the writer looks for first
+        as_wanted = True
 
         def member_id(key: str, k: int) -> str:
             nonlocal as_wanted
+            if not events:
+                return eid
             wanted = f"{eid}/{key}/{k}"
             claimed = self.ids.claim(wanted, key)
             as_wanted = as_wanted and claimed == wanted
@@ -387,25 +428,13 @@ class _Reader:
                                    provenance=_REPORTED, body=body))
             return event_id
 
-        # text_content is the pieces' texts, some of them, or those joined otherwise (the state
-        # says which); failing that, what says something no piece shows is visible too: a text
-        # part of its own, after the message's parts, that the writer turns back into text_content.
-        texts = [p.text for p in (*(split.parts or ()), *(q for r in split.results for q in r.parts))
-                 if isinstance(p, ir.TextPart)]
-        shown = "".join(texts)
-        picked = text_content.pick(texts, rec["text_content"]) if rec["text_content"] != shown else None
-        text_part = None
-        if picked is None and rec["text_content"] not in shown:
-            split.parts = split.parts if split.parts is not None else []
-            text_part = len(split.parts)
-            split.parts.append(ir.TextPart(text=rec["text_content"]))
         if split.parts is not None:
             members["msg"] = add(eid, ir.Message(role=role, parts=split.parts), actor)
         for k, call in enumerate(split.calls):
             self.tools.setdefault(call.name, call.server)
             body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
                                arguments_status=call.status)
-            members["call"].append(add(eid if not events else member_id("call", k), body, actor))
+            members["call"].append(add(member_id("call", k), body, actor))
             if call.status == "partial":  # the text received so far is not JSON: the state keeps it
                 self.ledger.add("+partial-arguments", "event", members["call"][-1])
         for k, result in enumerate(split.results):
@@ -413,10 +442,15 @@ class _Reader:
                 self.roles["tool"] = None
             answer = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
                                    parts=result.parts)
-            rid = eid if not events else member_id("result", k)
+            rid = member_id("result", k)
             if result.server is not None:  # a tool the provider (or a server it called) ran
                 self.servers[result.server] = None
             members["result"].append(add(rid, answer, result.server or ROLE_ACTORS["tool"][0]))
+        return events, members, as_wanted
+
+    def _claim_resources(self, rec: dict[str, Any], split: dialects.Split, events: list[ir.Event]) -> None:
+        """The split's resources, under ids of their own (renamed on a collision, and the parts
+        that name them with them)."""
         renamed = {}
         for res in split.resources:
             new_id = self.resource_ids.claim(res.id, "resource")
@@ -431,6 +465,11 @@ class _Reader:
                     if isinstance(part, ir.ResourcePart | ir.OpaquePart):
                         part.resource_id = renamed.get(part.resource_id, part.resource_id)
 
+    def _group_state(self, rec: dict[str, Any], split: dialects.Split, events: list[ir.Event],
+                     members: dict[str, Any], text_part: int | None) -> dict[str, Any]:
+        """The continuity state of the message's first event: the record's fields, the dialect,
+        its style, the provider's counters and the difference from the rendering."""
+        role = rec["role"]
         anchor = events[0]
         native = self._native(rec, ("event", anchor.id), "messages",
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
@@ -447,28 +486,9 @@ class _Reader:
             native["diff"] = diff
             if difference.says(diff):
                 self.ledger.add("+dialect-unmapped-text", "event", anchor.id)
-        self.groups[anchor.id] = (members["msg"], members["call"], members["result"], as_wanted)
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
-        if text_part is not None:
-            native["text_part"] = text_part
-            self.ledger.add("+text-content-part", "event", anchor.id)
-        elif picked is not None:
-            native["text_of"] = picked[0]
-            if picked[1]:
-                native["text_sep"] = picked[1]
-        elif rec["text_content"] != shown:  # says less than the pieces, in no way they show
-            native["text_content"] = rec["text_content"]
-        anchor.execution_id = self._execution(rec)
-        self.message_ids.add(anchor.id)
-        branch = self._common(anchor, rec, "messages", "message_id", native)
-        for ev in events[1:]:
-            ev.time, ev.execution_id = anchor.time, anchor.execution_id
-            self.branch_events[branch].append(ev.id)
-        self.ledger.add("+dialects", "event", anchor.id)
-        for kind in split.opaque:  # one loss per block type, naming every message that holds one
-            self.ledger.add("+dialect-opaque-block", "event", anchor.id, about=f"{split.dialect}/{kind}")
-        return events
+        return native
 
     def _difference(self, rec: dict[str, Any], role: str, split: dialects.Split, events: list[ir.Event],
                     members: dict[str, Any], text_part: int | None,
@@ -766,3 +786,18 @@ def _size_digest(data: bytes) -> tuple[int, str]:
 
 def _is_sha256(s: str) -> bool:
     return len(s) == 64 and all(c in "0123456789abcdef" for c in s)
+
+
+def _text_state(native: dict[str, Any], rec: dict[str, Any], shown: str, picked: tuple[list[int], str] | None,
+                text_part: int | None, ledger: Ledger, anchor_id: str) -> None:
+    """How the message's state says its text_content: the text part that shows it, which of
+    the pieces' texts it is and how they are joined, or the text itself."""
+    if text_part is not None:
+        native["text_part"] = text_part
+        ledger.add("+text-content-part", "event", anchor_id)
+    elif picked is not None:
+        native["text_of"] = picked[0]
+        if picked[1]:
+            native["text_sep"] = picked[1]
+    elif rec["text_content"] != shown:  # says less than the pieces, in no way they show
+        native["text_content"] = rec["text_content"]
