@@ -78,6 +78,7 @@ class Style(_State):
     i: Annotated[str, Meta(pattern="^[mpcrst]+$")] | UnsetType = UNSET  # openai-responses: item layout
     j: list[Count] | UnsetType = UNSET  # openai-responses: parts of each message item
     z: list[Count] | UnsetType = UNSET  # openai-responses: message items whose content is a string
+    b: list[Count] | UnsetType = UNSET  # openai-responses: calls whose id is their item's id, not a call_id
     t: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each call
     y: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each result
     h: Literal[1] | UnsetType = UNSET  # google-genai: the REST API's camelCase
