@@ -106,6 +106,9 @@ class _Reader:
         self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
         self.carried = False  # whether any record carries ASIF events or parts (which may reference more)
         self.calls: dict[str, str | None] = {}  # call id -> its branch, for dialect results (None: answered)
+        # branch -> (call id, tool) of the last dialect call made on it, if a message may answer it
+        # by the tool's name alone (an OpenAI Chat legacy function_call), else None
+        self.last_calls: dict[str, tuple[str, str] | None] = {}
         self.requests: set[str] = set()  # decision request ids carried as ASIF events
         self.tools: dict[str, str | None] = {}  # tool names seen in dialect content, in order -> server identity
         self.servers: dict[str, None] = {}  # who ran tools for the caller (dialects.common: server identities)
@@ -344,6 +347,10 @@ class _Reader:
             self.ledger.add("+dialect-unsafe-integer", "event", eid)
             return None
         branch = rec.get("branch_id", self.active)
+        last = self.last_calls.get(branch)
+        if split.answers is not None and last is not None and last[1] == split.answers \
+                and self.calls.get(last[0]) == branch:
+            dialects.answering(split, last[0])  # the unanswered call it names, made last on its branch
         seen: set[str] = set()
         for call in split.calls:
             if call.call_id in self.calls or call.call_id in seen:
@@ -361,6 +368,10 @@ class _Reader:
             answered.add(result.call_id)
         for call in split.calls:
             self.calls[call.call_id] = branch
+        if split.calls:  # the last call made on the branch, if a message may answer it by its tool's name
+            last_call = split.calls[-1]
+            self.last_calls[branch] = (last_call.call_id, last_call.name) if last_call.call_id == split.by_name \
+                else None
         for result in split.results:
             self.calls[result.call_id] = None  # answered: a second result stays a message
         return split
@@ -503,6 +514,7 @@ class _Reader:
             calls=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolCall)],
             results=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolResult)],
             resources={r.id: self.codec.dump(r) for r in split.resources},
+            names={r.call_id: split.answers for r in split.results} if split.answers else {},
         )
         rendered = usage.insert(dialects.render(split.dialect, pieces, split.options), counters)
         return difference.diff(rendered, rec["content_json"])

@@ -72,6 +72,7 @@ class Style(_State):
     q: list[Count] | UnsetType = UNSET  # openai: refusal parts of the content list
     f: Literal[1] | UnsetType = UNSET  # openai: the last call is a legacy function_call
     c: list[Count] | UnsetType = UNSET  # openai: calls that are custom tool calls
+    k: Literal[1] | UnsetType = UNSET  # openai: the result is a legacy function message
     v: Count | UnsetType = UNSET  # openai: the part that is the message's audio
     x: Count | UnsetType = UNSET  # openai: the part that is the message's audio transcript
     u: Literal[1] | UnsetType = UNSET  # openai-responses: one item, not a list
