@@ -19,7 +19,7 @@ import anthropic.types.beta as ab
 import openai.types.chat as oc
 import pytest
 
-from asif_convert import convert
+from asif_convert import Options, convert
 from asif_convert._docs import load_dialects
 from asif_convert._formats.continuity.dialects import REASONING
 
@@ -203,7 +203,9 @@ OPENAI = [
     _openai("tool message", {"role": "tool", "tool_call_id": "call_01",
                              "content": [{"type": "text", "text": "18 degrees"}]},
             role="tool", earlier=[("assistant", {"role": "assistant", "content": None, "tool_calls": [CALL]})]),
-    _openai("function message", {"role": "function", "name": "get_weather", "content": "18 degrees"}, role="tool"),
+    _openai("function message", {"role": "function", "name": "get_weather", "content": "18 degrees"}, role="tool",
+            earlier=[("assistant", {"role": "assistant", "content": None,
+                                    "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'}})]),
     _openai("developer message", {"role": "developer", "content": "Be brief."}, role="user"),
     _openai("system message", {"role": "system", "content": [{"type": "text", "text": "Be brief."}]}, role="user"),
     _openai("user message", {"role": "user", "content": "Hello", "name": "ann"}, role="user"),
@@ -399,3 +401,49 @@ def test_response_model_dumps_map_the_same_and_round_trip(case):
 
 def test_the_response_models_are_exercised():
     assert len(DUMPED) >= 20
+
+
+# --- legacy function messages: the result of the function_call just before them ---------------
+
+_LEGACY_CALL = {"role": "assistant", "content": None,
+                "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+_LEGACY_RESULT = {"role": "function", "name": "get_weather", "content": "18 degrees"}
+
+
+@pytest.mark.parametrize("messages", [
+    [("tool", _LEGACY_RESULT)],  # no call before it
+    [("assistant", dict(_LEGACY_CALL, function_call={"name": "get_time", "arguments": "{}"})),
+     ("tool", _LEGACY_RESULT)],  # a call of another function
+    [("assistant", _LEGACY_CALL), ("tool", _LEGACY_RESULT), ("tool", _LEGACY_RESULT)],  # the second answers none
+    [("assistant", _LEGACY_CALL), ("assistant", {"role": "assistant", "content": None, "tool_calls": [CALL]}),
+     ("tool", _LEGACY_RESULT)],  # another call came after it
+], ids=["no-call", "other-function", "answered", "not-the-last-call"])
+def test_a_function_message_that_answers_no_call_stays_a_message(messages):
+    src = sb.export(*messages)
+    out = convert(json.dumps(src).encode(), to="asif")
+    last = _events(out.document, f"m{len(messages)}")
+    assert [(e["kind"], e["data"]["parts"][0]["text"]) for e in last] == [("message", "18 degrees")]
+    assert convert(out.output, to="continuity").document == src
+
+
+def test_a_function_message_is_the_result_of_the_function_call_before_it():
+    src = sb.export(("assistant", _LEGACY_CALL), ("tool", dict(_LEGACY_RESULT, content=None)))
+    doc = convert(json.dumps(src).encode(), to="asif").document
+    (result,) = _events(doc, "m2")
+    assert (result["kind"], result["data"]["call_id"], result["data"]["outcome"], result["data"]["parts"]) \
+        == ("tool_result", "m1/function_call", "unknown", [])
+    assert convert(json.dumps(doc).encode(), to="continuity").document == src
+
+
+def test_an_edited_function_name_and_result_reach_the_function_message():
+    src = sb.export(("assistant", _LEGACY_CALL), ("tool", _LEGACY_RESULT))
+    doc = convert(json.dumps(src).encode(), to="asif").document
+    (call,) = _events(doc, "m1")
+    (result,) = _events(doc, "m2")
+    call["data"]["tool_id"] = "get_forecast"
+    result["data"]["parts"][0]["text"] = "19 degrees"
+    back = convert(json.dumps(doc).encode(), to="continuity", options=Options(residual=False))
+    assert back.document["messages"][1]["content_json"] == {"role": "function", "name": "get_forecast",
+                                                             "content": "19 degrees"}
+    again = convert(back.output, to="asif").document
+    assert [(e["kind"], e["data"]["call_id"]) for e in _events(again, "m2")] == [("tool_result", "m1/function_call")]

@@ -106,6 +106,9 @@ class _Reader:
         self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
         self.carried = False  # whether any record carries ASIF events or parts (which may reference more)
         self.calls: dict[str, str | None] = {}  # call id -> its branch, for dialect results (None: answered)
+        # branch -> (call id, tool) of the last dialect call made on it, if a message may answer it
+        # by the tool's name alone (an OpenAI Chat legacy function_call), else None
+        self.last_calls: dict[str, tuple[str, str] | None] = {}
         self.requests: set[str] = set()  # decision request ids carried as ASIF events
         self.tools: dict[str, str | None] = {}  # tool names seen in dialect content, in order -> server identity
         self.servers: dict[str, None] = {}  # who ran tools for the caller (dialects.common: server identities)
@@ -344,6 +347,10 @@ class _Reader:
             self.ledger.add("+dialect-unsafe-integer", "event", eid)
             return None
         branch = rec.get("branch_id", self.active)
+        last = self.last_calls.get(branch)
+        if split.answers is not None and last is not None and last[1] == split.answers \
+                and self.calls.get(last[0]) == branch:
+            dialects.answering(split, last[0])  # the unanswered call it names, made last on its branch
         seen: set[str] = set()
         for call in split.calls:
             if call.call_id in self.calls or call.call_id in seen:
@@ -361,6 +368,10 @@ class _Reader:
             answered.add(result.call_id)
         for call in split.calls:
             self.calls[call.call_id] = branch
+        if split.calls:  # the last call made on the branch, if a message may answer it by its tool's name
+            last_call = split.calls[-1]
+            self.last_calls[branch] = (last_call.call_id, last_call.name) if last_call.call_id == split.by_name \
+                else None
         for result in split.results:
             self.calls[result.call_id] = None  # answered: a second result stays a message
         return split
@@ -368,15 +379,56 @@ class _Reader:
     def _group(self, rec: dict[str, Any], eid: str, seq: int, split: dialects.Split) -> list[ir.Event]:
         """One message as its events: the message (if it has parts of its own), then one event
         per tool call and per tool result; the first carries the message's fields and template."""
+        shown, picked, text_part = self._shown_text(rec, split)
+        events, members, as_wanted = self._member_events(rec, eid, seq, split)
+        self._claim_resources(rec, split, events)
+        anchor = events[0]
+        native = self._group_state(rec, split, events, members, text_part)
+        self.groups[anchor.id] = (members["msg"], members["call"], members["result"], as_wanted)
+        _text_state(native, rec, shown, picked, text_part, self.ledger, anchor.id)
+        anchor.execution_id = self._execution(rec)
+        self.message_ids.add(anchor.id)
+        branch = self._common(anchor, rec, "messages", "message_id", native)
+        for ev in events[1:]:
+            ev.time, ev.execution_id = anchor.time, anchor.execution_id
+            self.branch_events[branch].append(ev.id)
+        self.ledger.add("+dialects", "event", anchor.id)
+        for kind in split.opaque:  # one loss per block type, naming every message that holds one
+            self.ledger.add("+dialect-opaque-block", "event", anchor.id, about=f"{split.dialect}/{kind}")
+        return events
+
+    @staticmethod
+    def _shown_text(rec: dict[str, Any], split: dialects.Split) -> tuple[str, tuple[list[int], str] | None, int | None]:
+        """(the pieces' texts joined, how text_content picks among them, the index of the text
+        part added to show it): text_content is the pieces' texts, some of them, or those joined
+        otherwise (the state says which); failing that, what says something no piece shows is
+        visible too: a text part of its own, after the message's parts, that the writer turns
+        back into text_content."""
+        texts = [p.text for p in (*(split.parts or ()), *(q for r in split.results for q in r.parts))
+                 if isinstance(p, ir.TextPart)]
+        shown = "".join(texts)
+        picked = text_content.pick(texts, rec["text_content"]) if rec["text_content"] != shown else None
+        text_part = None
+        if picked is None and rec["text_content"] not in shown:
+            split.parts = split.parts if split.parts is not None else []
+            text_part = len(split.parts)
+            split.parts.append(ir.TextPart(text=rec["text_content"]))
+        return shown, picked, text_part
+
+    def _member_events(self, rec: dict[str, Any], eid: str, seq: int,
+                       split: dialects.Split) -> tuple[list[ir.Event], dict[str, Any], bool]:
+        """(the message's events, their ids by member, whether every one has the id the writer
+        looks for first): the message, its tool calls, its tool results, in that order."""
         role = rec["role"]
         actor = ROLE_ACTORS[role][0]
         members: dict[str, Any] = {"msg": None, "call": [], "result": []}
         events: list[ir.Event] = []
-
-        as_wanted = True  # whether every event has the id the writer looks for first
+        as_wanted = True
 
         def member_id(key: str, k: int) -> str:
             nonlocal as_wanted
+            if not events:
+                return eid
             wanted = f"{eid}/{key}/{k}"
             claimed = self.ids.claim(wanted, key)
             as_wanted = as_wanted and claimed == wanted
@@ -387,25 +439,13 @@ class _Reader:
                                    provenance=_REPORTED, body=body))
             return event_id
 
-        # text_content is the pieces' texts, some of them, or those joined otherwise (the state
-        # says which); failing that, what says something no piece shows is visible too: a text
-        # part of its own, after the message's parts, that the writer turns back into text_content.
-        texts = [p.text for p in (*(split.parts or ()), *(q for r in split.results for q in r.parts))
-                 if isinstance(p, ir.TextPart)]
-        shown = "".join(texts)
-        picked = text_content.pick(texts, rec["text_content"]) if rec["text_content"] != shown else None
-        text_part = None
-        if picked is None and rec["text_content"] not in shown:
-            split.parts = split.parts if split.parts is not None else []
-            text_part = len(split.parts)
-            split.parts.append(ir.TextPart(text=rec["text_content"]))
         if split.parts is not None:
             members["msg"] = add(eid, ir.Message(role=role, parts=split.parts), actor)
         for k, call in enumerate(split.calls):
             self.tools.setdefault(call.name, call.server)
             body = ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
                                arguments_status=call.status)
-            members["call"].append(add(eid if not events else member_id("call", k), body, actor))
+            members["call"].append(add(member_id("call", k), body, actor))
             if call.status == "partial":  # the text received so far is not JSON: the state keeps it
                 self.ledger.add("+partial-arguments", "event", members["call"][-1])
         for k, result in enumerate(split.results):
@@ -413,10 +453,15 @@ class _Reader:
                 self.roles["tool"] = None
             answer = ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
                                    parts=result.parts)
-            rid = eid if not events else member_id("result", k)
+            rid = member_id("result", k)
             if result.server is not None:  # a tool the provider (or a server it called) ran
                 self.servers[result.server] = None
             members["result"].append(add(rid, answer, result.server or ROLE_ACTORS["tool"][0]))
+        return events, members, as_wanted
+
+    def _claim_resources(self, rec: dict[str, Any], split: dialects.Split, events: list[ir.Event]) -> None:
+        """The split's resources, under ids of their own (renamed on a collision, and the parts
+        that name them with them)."""
         renamed = {}
         for res in split.resources:
             new_id = self.resource_ids.claim(res.id, "resource")
@@ -431,6 +476,11 @@ class _Reader:
                     if isinstance(part, ir.ResourcePart | ir.OpaquePart):
                         part.resource_id = renamed.get(part.resource_id, part.resource_id)
 
+    def _group_state(self, rec: dict[str, Any], split: dialects.Split, events: list[ir.Event],
+                     members: dict[str, Any], text_part: int | None) -> dict[str, Any]:
+        """The continuity state of the message's first event: the record's fields, the dialect,
+        its style, the provider's counters and the difference from the rendering."""
+        role = rec["role"]
         anchor = events[0]
         native = self._native(rec, ("event", anchor.id), "messages",
                               ("sequence", "status", "provider_message_id", "idempotency_key", "sha256"))
@@ -447,28 +497,9 @@ class _Reader:
             native["diff"] = diff
             if difference.says(diff):
                 self.ledger.add("+dialect-unmapped-text", "event", anchor.id)
-        self.groups[anchor.id] = (members["msg"], members["call"], members["result"], as_wanted)
         if split.parts is None and role != ("assistant" if split.calls else "tool"):
             native["role"] = role  # the record's role, where the events do not imply it
-        if text_part is not None:
-            native["text_part"] = text_part
-            self.ledger.add("+text-content-part", "event", anchor.id)
-        elif picked is not None:
-            native["text_of"] = picked[0]
-            if picked[1]:
-                native["text_sep"] = picked[1]
-        elif rec["text_content"] != shown:  # says less than the pieces, in no way they show
-            native["text_content"] = rec["text_content"]
-        anchor.execution_id = self._execution(rec)
-        self.message_ids.add(anchor.id)
-        branch = self._common(anchor, rec, "messages", "message_id", native)
-        for ev in events[1:]:
-            ev.time, ev.execution_id = anchor.time, anchor.execution_id
-            self.branch_events[branch].append(ev.id)
-        self.ledger.add("+dialects", "event", anchor.id)
-        for kind in split.opaque:  # one loss per block type, naming every message that holds one
-            self.ledger.add("+dialect-opaque-block", "event", anchor.id, about=f"{split.dialect}/{kind}")
-        return events
+        return native
 
     def _difference(self, rec: dict[str, Any], role: str, split: dialects.Split, events: list[ir.Event],
                     members: dict[str, Any], text_part: int | None,
@@ -483,6 +514,7 @@ class _Reader:
             calls=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolCall)],
             results=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolResult)],
             resources={r.id: self.codec.dump(r) for r in split.resources},
+            names={r.call_id: split.answers for r in split.results} if split.answers else {},
         )
         rendered = usage.insert(dialects.render(split.dialect, pieces, split.options), counters)
         return difference.diff(rendered, rec["content_json"])
@@ -766,3 +798,18 @@ def _size_digest(data: bytes) -> tuple[int, str]:
 
 def _is_sha256(s: str) -> bool:
     return len(s) == 64 and all(c in "0123456789abcdef" for c in s)
+
+
+def _text_state(native: dict[str, Any], rec: dict[str, Any], shown: str, picked: tuple[list[int], str] | None,
+                text_part: int | None, ledger: Ledger, anchor_id: str) -> None:
+    """How the message's state says its text_content: the text part that shows it, which of
+    the pieces' texts it is and how they are joined, or the text itself."""
+    if text_part is not None:
+        native["text_part"] = text_part
+        ledger.add("+text-content-part", "event", anchor_id)
+    elif picked is not None:
+        native["text_of"] = picked[0]
+        if picked[1]:
+            native["text_sep"] = picked[1]
+    elif rec["text_content"] != shown:  # says less than the pieces, in no way they show
+        native["text_content"] = rec["text_content"]

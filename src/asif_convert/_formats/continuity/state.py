@@ -72,12 +72,14 @@ class Style(_State):
     q: list[Count] | UnsetType = UNSET  # openai: refusal parts of the content list
     f: Literal[1] | UnsetType = UNSET  # openai: the last call is a legacy function_call
     c: list[Count] | UnsetType = UNSET  # openai: calls that are custom tool calls
+    k: Literal[1] | UnsetType = UNSET  # openai: the result is a legacy function message
     v: Count | UnsetType = UNSET  # openai: the part that is the message's audio
     x: Count | UnsetType = UNSET  # openai: the part that is the message's audio transcript
     u: Literal[1] | UnsetType = UNSET  # openai-responses: one item, not a list
     i: Annotated[str, Meta(pattern="^[mpcrst]+$")] | UnsetType = UNSET  # openai-responses: item layout
     j: list[Count] | UnsetType = UNSET  # openai-responses: parts of each message item
     z: list[Count] | UnsetType = UNSET  # openai-responses: message items whose content is a string
+    b: list[Count] | UnsetType = UNSET  # openai-responses: calls whose id is their item's id, not a call_id
     t: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each call
     y: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each result
     h: Literal[1] | UnsetType = UNSET  # google-genai: the REST API's camelCase

@@ -70,6 +70,7 @@ class _Writer:
         self.groups: dict[str, tuple[str, str, Any]] = {}  # anchor event id -> (role, text, content_json)
         self.grouped: set[str] = set()  # events a dialect split out of one message, but its anchor
         self.usage = usage.by_event(doc.extras.get("usage"))  # provider counters, by message anchor
+        self.calls_by_id: dict[str, str] | None = None  # call id -> tool id, made when first needed
         for e in doc.events:
             self._claim_group(e)
         # IR id -> continuity id, where a collision renamed it on the way in
@@ -323,10 +324,21 @@ class _Writer:
         named = {p["resource_id"] for body in (*([{"parts": parts}] if parts else []), *results)
                  for p in _all_parts(body) if p.get("kind") in ("resource", "opaque")}
         resources = {r: self.codec.dump(self.resources_by_id[r]) for r in named if r in self.resources_by_id}
-        pieces = dialects.Pieces(role=role, parts=parts, calls=calls, results=results, resources=resources)
+        names = self._tool_names(results) if n.get("style", {}).get("k") else {}
+        pieces = dialects.Pieces(role=role, parts=parts, calls=calls, results=results, resources=resources,
+                                 names=names)
         rendered = usage.insert(dialects.render(n["dialect"], pieces, n.get("style", {})), self.usage.get(anchor, []))
         content = difference.apply(rendered, n.get("diff"))
         return role, n.get("text_content", texts), content
+
+    def _tool_names(self, results: list[dict[str, Any]]) -> dict[str, str]:
+        """The tools of the calls these results answer, by call id (the first call of an id)."""
+        if self.calls_by_id is None:
+            self.calls_by_id = {}
+            for e in self.doc.events:
+                if isinstance(e.body, ir.ToolCall):
+                    self.calls_by_id.setdefault(e.body.call_id, e.body.tool_id)
+        return {r["call_id"]: self.calls_by_id[r["call_id"]] for r in results if r["call_id"] in self.calls_by_id}
 
     def _first_release_group(self, n: dict[str, Any], members: dict[str, Any], role: str, texts: str,
                              body: Any, calls: list[Any], results: list[Any]) -> tuple[str, str, Any] | None:

@@ -18,9 +18,17 @@ from __future__ import annotations
 from typing import Any
 
 from asif_convert._formats.continuity.dialects import anthropic, google_genai, openai, openai_responses
-from asif_convert._formats.continuity.dialects.common import PLACEHOLDER, REASONING, Pieces, Split, fill, members
+from asif_convert._formats.continuity.dialects.common import (
+    PLACEHOLDER,
+    REASONING,
+    Pieces,
+    Split,
+    answering,
+    fill,
+    members,
+)
 
-__all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "fill", "members", "render", "split"]
+__all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "answering", "fill", "members", "render", "split"]
 
 # The order settles ties (docs/dialects-detection.md): OpenAI Chat before Responses, so an untyped
 # message both read alike is a Chat message.

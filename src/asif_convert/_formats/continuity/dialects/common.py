@@ -58,6 +58,21 @@ class Split:
     # that nothing differs. Only for shapes plain enough to tell from their keys; a property
     # (tests/test_dialects.py) holds every exact split to an empty difference.
     exact: bool = False
+    # The tool a message answers by its name alone (OpenAI Chat's legacy function messages, which
+    # name no call id): the reader ties it to the call it answers (``answering``), if any. Only
+    # a call a message may answer so (``by_name``, the id of a legacy function_call) can be it.
+    answers: str | None = None
+    by_name: str | None = None
+
+
+def answering(split: Split, call_id: str) -> None:
+    """Make a message that answers a call by its tool's name (``split.answers``) that call's
+    result: its parts become the result's, its outcome unknown (the message says none), and
+    the style's ``k`` tells the renderer so."""
+    split.results.append(Result(call_id=call_id, outcome="unknown", parts=split.parts or []))
+    split.parts = None
+    split.options["k"] = 1
+    split.exact = False
 
 
 @dataclass
@@ -70,6 +85,9 @@ class Pieces:
     calls: list[dict[str, Any]]
     results: list[dict[str, Any]]
     resources: dict[str, dict[str, Any]]
+    # the tool names of the calls the results answer, by call id, for a dialect whose result
+    # names its tool (an OpenAI Chat legacy function message); empty for the others
+    names: dict[str, str] = field(default_factory=dict)
 
 
 def fill(template: Any, pieces: dict[str, list[Any]]) -> Any:

@@ -374,8 +374,21 @@ def _result(result: dict[str, Any], kind: str, derived: bool, key: Any, pieces: 
     else:
         values = [p["value"] for p in parts if p["kind"] == "structured"]
         if values:
-            value["response"] = values[0]
+            value["response"] = _response(values[0], result.get("outcome"))
         media = [b for p in parts if p["kind"] in ("resource", "opaque") for b in _part(p, pieces, key)]
         if media:
             value["parts"] = media
     return {key(kind): value}
+
+
+def _response(response: Any, outcome: Any) -> Any:
+    """A function_response's response in the SDK's convention for ``outcome``: what the function
+    returned under "output", a failure under "error". A response that says the other outcome
+    (an edit of the outcome) has its key renamed in its place; one with both keys or neither
+    says no outcome of its own, and stays as it is."""
+    if not isinstance(response, dict) or ("output" in response) == ("error" in response):
+        return response
+    rename = {"error": ("output", "error"), "success": ("error", "output")}.get(outcome)
+    if rename is None or rename[0] not in response:
+        return response
+    return {rename[1] if k == rename[0] else k: v for k, v in response.items()}

@@ -9,7 +9,10 @@ SDK's response message (``ChatCompletionMessage.to_dict()``: ``annotations``, ``
 * ``refusal``: a text part; ``annotations``: a property of the text part they annotate;
   ``audio`` (a reference to audio the provider holds): a resource part, its transcript a text part;
 * ``tool_calls`` (function and custom) and the legacy ``function_call``: tool calls; a tool
-  message (``tool_call_id``, string or part-list content): a tool result.
+  message (``tool_call_id``, string or part-list content): a tool result; a legacy function
+  message (role ``function``, the function's ``name``, string or null content): the result of
+  the function_call it answers (the reader ties it to the last call made before it on its
+  branch, when that call is of this function and unanswered), else a message as it reads.
 """
 
 from __future__ import annotations
@@ -113,6 +116,9 @@ def split(content: dict[str, Any], role: str, message_id: str) -> Split:
             out.options["x"] = len(parts)
             parts.append(ir.TextPart(text=audio["transcript"]))
     _calls(content, out, message_id)
+    if content.get("role") == "function" and _nonempty(content.get("name")) \
+            and (body is None or isinstance(body, str)) and not out.results and not out.calls:
+        out.answers = content["name"]  # the legacy result of a function_call: it names the function, not the call
     out.exact = _exact(content, role, out)
     if not out.parts and (out.calls or out.results):
         out.parts = None
@@ -164,6 +170,7 @@ def _calls(content: dict[str, Any], out: Split, message_id: str) -> None:
         spaced = spaced or _spaced(arguments, status, legacy["arguments"])
         out.calls.append(Call(call_id=f"{message_id}/function_call", name=legacy["name"], arguments=arguments,
                               status=status))
+        out.by_name = out.calls[-1].call_id  # what the next function message answers
         out.options["f"] = 1
     if spaced:
         out.options["a"] = "spaced"
@@ -230,6 +237,8 @@ def _data_url(url: str, rid: str) -> ir.Resource | None:
 
 def render(pieces: Pieces, options: dict[str, Any]) -> Any:
     """The message the Chat Completions API would hold for these pieces, in ``options``' style."""
+    if pieces.results and not pieces.parts and not pieces.calls and options.get("k"):
+        return _function_message(pieces.results[0], pieces)
     if pieces.results and not pieces.parts and not pieces.calls:
         result = pieces.results[0]
         out: dict[str, Any] = {"role": "tool", "tool_call_id": result["call_id"]}
@@ -264,6 +273,14 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
             out["audio"]["transcript"] = taken["x"]["text"]
     _render_calls(pieces, options, out)
     return out
+
+
+def _function_message(result: dict[str, Any], pieces: Pieces) -> dict[str, Any]:
+    """The legacy function message of a result: the function's name (its call's tool) and the
+    result's texts as its content (null when it has none)."""
+    texts = [p["text"] for p in result.get("parts", []) if p["kind"] == "text"]
+    return {"role": "function", "name": pieces.names.get(result["call_id"], ""),
+            "content": "".join(texts) if texts else None}
 
 
 def _take(parts: list[dict[str, Any]], options: dict[str, Any], keys: tuple[str, ...]) -> dict[str, dict[str, Any]]:

@@ -7,7 +7,9 @@ Every item becomes pieces in place: a message item its parts, reasoning a privat
 part, a call item a tool call, an output item a tool result, a provider-run tool both; an item
 this dialect has no ASIF home for is an opaque part. ``options["i"]`` keeps the item layout
 when it is not the canonical one (one letter per item: ``m`` message, ``p`` an item that is one
-part, ``c`` call, ``r`` output, ``s`` provider-run call with its outcome, ``t`` one without).
+part, ``c`` call, ``r`` output, ``s`` provider-run call with its outcome, ``t`` one without);
+``options["b"]`` lists the calls whose id is their item's ``id`` (a tool search the provider
+ran has no ``call_id``), so that an edited call id reaches the key it came from.
 """
 
 from __future__ import annotations
@@ -219,6 +221,8 @@ class _Reader:
         ok, arguments, status = self.arguments(item, form)
         if not (ok and call_id and isinstance(name, str) and name):
             return False
+        if not server and item.get("call_id") != call_id:  # (a tool search the provider ran: its item id)
+            self.out.options.setdefault("b", []).append(len(self.out.calls))
         self.out.calls.append(Call(call_id=call_id, name=name, arguments=arguments, status=status,
                                    server=_server(item) if server or item.get("execution") == "server" else None))
         self.call_types.append(kind)
@@ -412,6 +416,7 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
     strings = set(options.get("z", ()))
     spaced = options.get("a") == "spaced"
     as_list = set(options.get("l", ()))
+    by_item_id = set(options.get("b", ()))  # calls whose id is their item's id, not a call_id
     parts = list(enumerate(pieces.parts))
     calls = list(enumerate(pieces.calls))
     results = list(enumerate(pieces.results))
@@ -442,7 +447,7 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
             k, call = calls.pop(0)
             kind = call_types[k] if k < len(call_types) else "function_call"
             answer = server_result(call) if letter == "s" and kind in SERVER_CALLS else None
-            items.append(_call(call, kind, answer[1] if answer else None, pieces, spaced))
+            items.append(_call(call, kind, answer[1] if answer else None, pieces, spaced, k in by_item_id))
         elif letter == "r" and results:
             k, result = results.pop(0)
             kind = result_types[k] if k < len(result_types) else "function_call_output"
@@ -456,7 +461,7 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
     for k, call in calls:
         kind = call_types[k] if k < len(call_types) else "function_call"
         answer = server_result(call) if kind in SERVER_CALLS else None
-        items.append(_call(call, kind, answer[1] if answer else None, pieces, spaced))
+        items.append(_call(call, kind, answer[1] if answer else None, pieces, spaced, k in by_item_id))
     for k, result in results:
         kind = result_types[k] if k < len(result_types) else "function_call_output"
         items.append(_output(result, kind if kind in OUTPUTS else "function_call_output", pieces, k in as_list))
@@ -526,11 +531,12 @@ def _media(res: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, "file_id" if how == "file_id" else "image_url": value}
 
 
-def _call(call: dict[str, Any], kind: str, result: dict[str, Any] | None, pieces: Pieces, spaced: bool) -> Any:
+def _call(call: dict[str, Any], kind: str, result: dict[str, Any] | None, pieces: Pieces, spaced: bool,
+          by_item_id: bool = False) -> Any:
     server = kind in SERVER_CALLS
     tool, form = (SERVER_CALLS if server else CALLS).get(kind, (None, "json"))
     arguments = call.get("arguments")
-    out: dict[str, Any] = {"type": kind, "id" if server else "call_id": call["call_id"]}
+    out: dict[str, Any] = {"type": kind, "id" if server or by_item_id else "call_id": call["call_id"]}
     if tool is None:
         out["name"] = call["tool_id"]
     if form == "json":
