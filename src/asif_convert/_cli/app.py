@@ -32,6 +32,7 @@ COMMANDS = {
     "validate": ("validate", "validate"),
     "formats": ("validate", "formats"),
     "view": ("view", "view"),
+    "request": ("request", "request_command"),
     "sign": ("sign", "sign"),
     "verify": ("sign", "verify"),
 }
