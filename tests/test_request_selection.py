@@ -3,13 +3,22 @@ examples and generated sessions."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import asif_convert
 from asif_convert import InvalidInput, ir
-from asif_convert._request.selection import PERMISSIVE_SCHEMA, select
+from asif_convert._codec import codec_for
+from asif_convert._registry import namespaces
+from asif_convert._request.selection import PERMISSIVE_SCHEMA, Input, select
+
+from .strategies import asif_sessions
 
 PROV = ir.Provenance(mode="observed", producer="test")
 
@@ -254,3 +263,113 @@ def test_loss_ids_are_deterministic_and_unique():
     first, again = select(context_doc(), context="ctx"), select(context_doc(), context="ctx")
     assert [loss.id for loss in first.losses] == [loss.id for loss in again.losses]
     assert len({loss.id for loss in first.losses}) == len(first.losses)
+
+
+# -- agreement with the ASIF reference's projection of a context ----------------------------------
+
+REFERENCE = Path(__file__).parent / "fixtures" / "request-reference"
+CORPUS = Path(__file__).parent.parent / "corpus" / "asif"
+CODEC = codec_for(namespaces())
+
+
+def as_context_input(i: Input) -> dict[str, Any]:
+    """An Input back in the shape of an ASIF context input."""
+    out: dict[str, Any] = {"id": i.id, "kind": i.kind, "role": i.role, "parts": [CODEC.dump_part(p) for p in i.parts],
+                           "source_events": [{"event_id": e.id} for e in i.source_events]}
+    for name in ("call_id", "tool_id", "arguments", "arguments_status", "result_index", "terminal", "outcome",
+                 "transformation"):
+        if getattr(i, name) is not None:
+            out[name] = getattr(i, name)
+    return out
+
+
+@pytest.mark.parametrize("fixture", sorted(REFERENCE.glob("*.json")), ids=lambda p: p.stem)
+def test_a_contexts_inputs_agree_with_the_reference(fixture):
+    expected = json.loads(fixture.read_text())
+    example, context = fixture.stem.split(".", 1)
+    s = select(asif_convert.load(CORPUS / f"{example}.session.json"), context=context)
+    assert [as_context_input(i) for i in s.inputs] == expected["inputs"]
+    assert [t.id for t in s.tools] == [t["id"] for t in expected["tools"]]
+    configuration = s.document.extras["configurations"]
+    assert expected["configuration_id"] in (None, *(c["id"] for c in configuration))
+    fidelity = [loss for loss in s.losses if loss.kind == "context_fidelity"]
+    assert bool(fidelity) == (expected["fidelity"] != "exact")
+
+
+def test_the_reference_fixtures_cover_the_examples_with_contexts_named_for_agreement():
+    stems = {p.stem for p in REFERENCE.glob("*.json")}
+    assert {"multi-agent-review.editor-context", "compaction-with-attachment.compacted"} <= stems
+
+
+# -- generated sessions -------------------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(asif_sessions(), st.sampled_from(["refuse", "drop", "as-error"]), st.data())
+def test_selection_raises_only_invalid_input_and_carries_every_message_call_and_result(raw, pending, data):
+    document = asif_convert.load(raw)
+    bid = data.draw(st.sampled_from([b.id for b in document.branches]))
+    try:
+        s = select(document, branch=bid, pending=pending)
+    except InvalidInput as exc:
+        assert exc.problems and all(p.path.startswith("/") for p in exc.problems)
+        return
+    carried = {e.id for i in s.inputs for e in i.source_events}
+    named = {r.id for loss in s.losses for r in loss.references or ()}
+    summarized = any(loss.kind == "summarization" for loss in s.losses)
+    superseded = {e.supersedes.event_id for e in document.events if e.supersedes is not msgspec.UNSET}
+    branch_ = next(b for b in document.branches if b.id == bid)
+    for eid in branch_.event_ids:
+        event = next(e for e in document.events if e.id == eid)
+        if event.kind in ("message", "tool_call", "tool_result") and eid not in superseded and not summarized:
+            assert eid in carried or eid in named, f"{eid} ({event.kind}) is neither carried nor named by a loss"
+    assert len({i.id for i in s.inputs}) == len(s.inputs)
+    if pending != "refuse":
+        closed = {i.call_id for i in s.inputs if i.kind == "tool_result" and i.terminal}
+        assert all(i.call_id in closed for i in s.inputs if i.kind == "tool_call")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(asif_sessions(), st.data())
+def test_every_recorded_context_is_selected_exactly_or_refused_as_invalid_input(raw, data):
+    document = asif_convert.load(raw)
+    if not document.contexts:
+        return
+    context = data.draw(st.sampled_from(document.contexts))
+    try:
+        s = select(document, context=context.id, pending="as-error")
+    except InvalidInput:
+        return
+    recorded = [i["id"] for i in context.inputs]
+    assert [i.id for i in s.inputs if not i.id.endswith("~pending-error")] == recorded
+
+
+# -- the public typed load() ------------------------------------------------------------------------
+
+
+def test_load_reads_every_supported_input_as_the_typed_session():
+    path = CORPUS / "multi-agent-review.session.json"
+    from_path = asif_convert.load(path)
+    assert isinstance(from_path, ir.Document) and from_path.session.id
+    assert asif_convert.load(path.read_bytes()) == from_path == asif_convert.load(json.loads(path.read_text()))
+    package = asif_convert.convert(path, to="asif", package=True).output
+    assert asif_convert.load(package).session.id == from_path.session.id
+    export = asif_convert.load(Path(__file__).parent.parent / "corpus" / "continuity" / "05-forks.json")
+    assert len(export.branches) == 3 and select(export, branch=export.branches[1].id).inputs
+
+
+def test_load_refuses_as_convert_does():
+    for bad in (b"{", b'{"asif_version": "0.4"}', b'{"format": "nope"}'):
+        with pytest.raises(InvalidInput) as loaded:
+            asif_convert.load(bad, name="x.json")
+        with pytest.raises(InvalidInput) as converted:
+            asif_convert.convert(bad, to="continuity", name="x.json")
+        assert loaded.value.problems == converted.value.problems and loaded.value.exit_code == 1
+    with pytest.raises(asif_convert.UsageError):
+        asif_convert.load(42)  # type: ignore[arg-type]
+
+
+def test_load_keeps_the_documents_losses_and_adds_what_reading_it_recorded():
+    export = Path(__file__).parent.parent / "corpus" / "continuity" / "08-checkpoints.json"
+    converted = asif_convert.convert(export, to="asif")
+    assert [loss.id for loss in asif_convert.load(export).losses] == [loss.id for loss in converted.losses]

@@ -15,6 +15,7 @@ from asif_convert._errors import (
 )
 from asif_convert._limits import Limits
 from asif_convert._pipeline import Result, convert, ensure_valid, validate
+from asif_convert._pipeline import load_session as load
 from asif_convert._request.api import RequestResult, request
 from asif_convert._version import __version__
 from asif_convert.plugin import Options
@@ -34,6 +35,7 @@ __all__ = [
     "__version__",
     "convert",
     "ensure_valid",
+    "load",
     "request",
     "validate",
 ]

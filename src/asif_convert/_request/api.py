@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from asif_convert import ir
-from asif_convert._errors import InvalidInput, LossPolicyError, UsageError
+from asif_convert._errors import LossPolicyError, UsageError
 from asif_convert._limits import Limits
-from asif_convert._pipeline import FATAL_RULES, DocumentInput, load, new_context
+from asif_convert._pipeline import DocumentInput, load_session
 from asif_convert._registry import loss_kinds
 from asif_convert._request import anthropic, google_genai, openai_chat, openai_responses
 from asif_convert._request.selection import Pending, Selection, select
@@ -60,7 +60,8 @@ def request(data: DocumentInput, *, provider: str, context: str | None = None, b
     if unknown:
         raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
                          f"{', '.join(loss_kinds())}")
-    document = _document(data, name, options, limits)
+    # (the reader's own losses say how the IR holds the document: the conversion's, not the request's)
+    document = load_session(data, options=options, name=name, limits=limits)
     selection = select(document, context=context, branch=branch, pending=pending, name=name)
     body, rendered = PROVIDERS[provider](selection)
     losses = [*selection.losses, *rendered]
@@ -69,14 +70,3 @@ def request(data: DocumentInput, *, provider: str, context: str | None = None, b
         raise LossPolicyError(dict(sorted(refused.items())), name)
     return RequestResult(body=body, losses=losses)
 
-
-def _document(data: DocumentInput, name: str, options: Options, limits: Limits | None) -> ir.Document:
-    """The session as IR, read as a conversion reads it (its reader's own losses are the
-    conversion's, not the request's: they say how the IR holds the document)."""
-    raw, fmt = load(data, name=name, limits=limits)
-    problems = fmt.validate(raw)
-    fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
-    if fatal:
-        raise InvalidInput(fatal, name)
-    document: ir.Document = fmt.read(raw, new_context(options))
-    return document
