@@ -283,6 +283,15 @@ def call_arguments(r: Renderer, item: Input) -> dict[str, Any]:
     return args
 
 
+def json_arguments(r: Renderer, item: Input) -> str:
+    """A call's arguments as the JSON text OpenAI's APIs take (any JSON value)."""
+    if item.arguments_status not in (None, "complete"):
+        r.loss("arguments_adapted", "partial", "a tool call whose arguments are partial or unknown is sent with "
+               "empty arguments", item.id)
+        return "{}"
+    return msgspec.json.encode(item.arguments).decode()
+
+
 def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:
     """The tools to define, by fitted name: a tool someone else runs (a provider's server tool,
     an MCP server's) is not the caller's to define."""

@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import msgspec
-
 from asif_convert import ir
-from asif_convert._request.common import NAME_SYNTAX, Renderer, arrange, offered, role_as_user, schema
+from asif_convert._request.common import NAME_SYNTAX, Renderer, arrange, json_arguments, offered, role_as_user, schema
 from asif_convert._request.selection import Input, Selection
 
 NAME = "openai-chat"
@@ -31,7 +29,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
         if i.kind == "tool_call":
             call = {"id": i.call_id, "type": "function",
                     "function": {"name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id),
-                                 "arguments": _arguments(r, i)}}
+                                 "arguments": json_arguments(r, i)}}
             if open_calls:
                 messages[-1].setdefault("tool_calls", []).append(call)
             else:
@@ -69,14 +67,6 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     if tools:
         body["tools"] = tools
     return body, r.losses()
-
-
-def _arguments(r: Renderer, i: Input) -> str:
-    if i.arguments_status not in (None, "complete"):
-        r.loss("arguments_adapted", "partial", "a tool call whose arguments are partial or unknown is sent with "
-               "empty arguments", i.id)
-        return "{}"
-    return msgspec.json.encode(i.arguments).decode()
 
 
 def _user_content(r: Renderer, i: Input) -> list[dict[str, Any]]:

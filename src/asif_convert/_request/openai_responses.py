@@ -9,10 +9,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import msgspec
-
 from asif_convert import ir
-from asif_convert._request.common import NAME_SYNTAX, Renderer, arrange, offered, reasoning_of, role_as_user, schema
+from asif_convert._request.common import (
+    NAME_SYNTAX,
+    Renderer,
+    arrange,
+    json_arguments,
+    offered,
+    reasoning_of,
+    role_as_user,
+    schema,
+)
 from asif_convert._request.selection import Input, Selection
 
 NAME = "openai-responses"
@@ -23,13 +30,9 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     items: list[dict[str, Any]] = []
     for i in arrange(r):
         if i.kind == "tool_call":
-            arguments = "{}" if i.arguments_status not in (None, "complete") else \
-                msgspec.json.encode(i.arguments).decode()
-            if i.arguments_status not in (None, "complete"):
-                r.loss("arguments_adapted", "partial", "a tool call whose arguments are partial or unknown is sent "
-                       "with empty arguments", i.id)
             items.append({"type": "function_call", "call_id": i.call_id,
-                          "name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id), "arguments": arguments})
+                          "name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id),
+                          "arguments": json_arguments(r, i)})
         elif i.kind == "tool_result":
             if i.outcome in ("error", "cancelled"):  # (unknown: what these APIs say of every result)
                 r.loss("outcome_adapted", i.outcome or "unknown", f"a tool result of outcome {i.outcome!r} is sent "
