@@ -156,6 +156,45 @@ def test_symlinks_at_any_step_and_special_files_are_refused(tmp_path):
     assert len(_losses(result)["translation:artifact-refused"]) == 5
 
 
+@pytest.mark.parametrize("denied", ["summary.md", "reports"])
+def test_a_file_or_folder_that_cannot_be_read_says_so_and_why(tmp_path, monkeypatch, denied):
+    """Permission denied on the file, or on a folder on its way (simulated: the tests may run as
+    root, whom no permission stops), was explained as "changed while it was checked"."""
+    root = _root(tmp_path, GOOD)
+    real_open = os.open
+
+    def refusing_open(path, flags, *args, dir_fd=None, **kwargs):
+        if dir_fd is not None and path == denied:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *args, dir_fd=dir_fd, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    monkeypatch.setattr(os, "supports_dir_fd", os.supports_dir_fd | {refusing_open})
+    result = _convert(_export(GOOD), root)
+    res = _resources(result)["reports/summary.md"]
+    shown = "reports/summary.md" if denied == "summary.md" else "reports"
+    assert res["availability"] == "unavailable"
+    assert res["explanation"] == ("The artifact's file was refused, never read: the path cannot be read "
+                                  f"({shown}: Permission denied).")
+    assert _losses(result)["translation:artifact-refused"] == ["art-0"]
+    assert _resources(result)["out/plot.png"]["availability"] == "embedded"
+
+
+def test_an_artifacts_folder_that_cannot_be_searched_says_so_and_why(tmp_path, monkeypatch):
+    root = _root(tmp_path, {"a/x.txt": b"x"})
+    real_lstat = os.lstat
+
+    def refusing_lstat(path, *args, dir_fd=None, **kwargs):
+        if dir_fd is not None and path == "a":
+            raise PermissionError(13, "Permission denied", path)
+        return real_lstat(path, *args, dir_fd=dir_fd, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", refusing_lstat)
+    refusal = _artifacts.folder_refusal(root, "a")
+    assert refusal is not None and refusal.kind == "refused"
+    assert refusal.reason == "the artifacts folder 'a' cannot be read (a: Permission denied)"
+
+
 def test_size_limits_per_file_and_in_total(tmp_path):
     root = _root(tmp_path, GOOD)
     result = _convert(_export(GOOD), root, artifact_max_bytes=21)

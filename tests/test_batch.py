@@ -222,6 +222,26 @@ def test_a_manifest_path_a_batch_cannot_use_is_a_usage_error(tmp_path, manifest)
     assert res.exit_code == 2 and path in res.stderr, res.stderr
 
 
+@pytest.mark.parametrize("package", [False, True])
+def test_a_manifest_an_output_would_replace_is_refused_before_anything_is_written(tmp_path, package):
+    """--manifest naming OUTDIR/x.asif.json while src/x.json converts there: the conversion
+    replaced the manifest with its output, and the next run refused the manifest. Exit 2 naming
+    both, nothing written; a manifest beside the outputs under a name none takes works."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CONTINUITY_FILES[0], src / "a.json")
+    out = tmp_path / "out"
+    taken = out / ("a.asif.zip" if package else "a.asif.json")
+    flags = ["--package"] if package else []
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--manifest", taken, *flags)
+    assert res.exit_code == 2 and str(taken) in res.stderr and str(src / "a.json") in res.stderr, res.stderr
+    assert not out.exists()  # not even OUTDIR was made
+    free = out / ("b.asif.zip" if package else "b.asif.json")
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--manifest", free, *flags)
+    assert res.exit_code == 0, res.stderr
+    assert [rec.status for rec in read_manifest(free)] == ["ok"]
+
+
 def test_workers_are_bounded(tmp_path):
     """(2^31 workers were exit 3: the operating system's semaphore cannot count them.)"""
     res = invoke("batch", CONTINUITY_FILES[0], "-o", tmp_path / "out", "--to", "asif", "-j", "2147483647")
@@ -729,6 +749,28 @@ def test_failure_reasons_keep_their_rule_id_in_the_summary(tmp_path):
     assert "[schema]" in res.stdout
 
 
+@pytest.mark.parametrize("columns", ["60", "100"])
+def test_the_summary_never_breaks_a_file_name(tmp_path, columns):
+    """Names were folded mid-word ("another-leve" / "l/03-anthropic-tools.json"); now each is on
+    one line, whole or with its start cut off, and a failure's reason does not repeat it."""
+    src = tmp_path / "src" / "some-rather-long-folder-name" / "another-level"
+    src.mkdir(parents=True)
+    for path in CONTINUITY_FILES[:3]:
+        shutil.copy(path, src / path.name)
+    (src / "broken-export-with-a-long-name.json").write_text('{"format": "agent-continuity-export", "session": 7}')
+    res = runner.invoke(app, ["batch", str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--to", "asif", "-j", "0"],
+                        env={"COLUMNS": columns})
+    assert res.exit_code == 1, res.output
+    lines = res.stdout.splitlines()
+    slowest = lines[lines.index(next(ln for ln in lines if ln.startswith("Slowest files"))):]
+    for path in CONTINUITY_FILES[:3]:
+        assert any(path.name in ln and ln.rstrip().endswith(tuple("0123456789")) for ln in slowest), res.stdout
+    failure = next(ln for ln in lines if " invalid " in ln and "invalid input" not in ln)
+    assert "long-name.json" in failure and "broken-export" not in failure.split(" invalid ", 1)[1], failure
+    tables = [ln for ln in lines if not ln.startswith("manifest: ")]  # (a path on a line of its own: whole)
+    assert all(len(ln) <= int(columns) for ln in tables), res.stdout
+
+
 def test_batch_writes_an_html_report_with_pages(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     files = make_tree(src, broken=True)
@@ -739,6 +781,25 @@ def test_batch_writes_an_html_report_with_pages(tmp_path):
     assert "<html" in html and all(p.name.removesuffix(".json") in html for p in files)
     assert len(list(pages.rglob("*.html"))) == len(files)
     assert invoke("batch", src, "-o", tmp_path / "o2", "--to", "asif", "--pages", pages).exit_code == 2
+
+
+def test_pages_that_cannot_be_written_are_told_and_exit_1(tmp_path):
+    """Every page failed (here: a folder in the way of each) and the batch said "report: ..." and
+    exit 0; a --pages that is a file was exit 3."""
+    src, out, pages = tmp_path / "src", tmp_path / "out", tmp_path / "pages"
+    src.mkdir()
+    for path in CONTINUITY_FILES[:2]:
+        shutil.copy(path, src / path.name)
+        (pages / output_path([path.name], "asif")).with_suffix(".json.html").mkdir(parents=True)
+    report = tmp_path / "report.html"
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report-html", report, "--pages", pages)
+    assert res.exit_code == 1, res.output
+    assert f"report: {report}; 0 pages in {pages}, 2 files without a page (see the report)" in res.stdout
+    assert report.read_text().count(">no page</span>") == 2
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report-html", report, "--pages", blocked)
+    assert res.exit_code == 1 and f"cannot make the pages folder {blocked}" in res.stderr, res.output
 
 
 def test_a_file_name_that_is_not_utf8_is_converted_and_reported_with_its_odd_bytes_spelled(tmp_path):

@@ -154,3 +154,84 @@ def test_output_has_the_usual_permissions(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+# What every command's parameters take that is not a path: an empty value of any other parameter
+# would name the current folder (``Path("")`` is ``.``), so every other one refuses it.
+NOT_PATHS = {"to", "source", "fail_on", "pattern", "artifacts_each", "on_loss", "workers", "max_bytes",
+             "max_depth", "max_string", "artifact_max_bytes", "artifacts_max_total", "provider", "context", "branch",
+             "pending"}
+
+
+def _path_params():
+    from asif_convert._cli.app import COMMANDS, command
+
+    for name in COMMANDS:
+        params = [p for p in command(name).params if not getattr(p, "is_flag", False)]
+        for param in params:
+            if param.name not in NOT_PATHS:
+                yield name, param, params
+
+
+@pytest.mark.parametrize(("name", "param", "params"), list(_path_params()),
+                         ids=lambda v: v if isinstance(v, str) else getattr(v, "name", ""))
+def test_an_empty_path_is_a_usage_error_naming_its_parameter(tmp_path, monkeypatch, name, param, params):
+    """`--artifacts-out ""`, `--base-dir ""`, `-o ""` for batch... meant the current folder, silently."""
+    monkeypatch.chdir(tmp_path)
+    args: list[str] = [name]
+    for p in params:
+        if p is param:
+            value = ""
+        elif p.required:
+            value = {"to": "asif", "provider": "openai-chat"}.get(p.name, "x")
+        else:
+            continue
+        args += [value] if p.param_type_name == "argument" else [p.opts[-1], value]
+    res = invoke(*args)
+    assert res.exit_code == 2, (args, res.output)
+    shown = param.human_readable_name if param.param_type_name == "argument" else param.opts[-1]
+    assert f"Invalid value for '{shown}'" in res.stderr or f"/ '{shown}'" in res.stderr, res.stderr
+    assert "is empty" in res.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing was written where the empty path pointed
+
+
+def test_the_readme_first_command_and_every_named_output_can_be_run_twice(tmp_path, monkeypatch):
+    """An output the user names is replaced (atomically), so a command run twice works and gives
+    the same bytes (docs/cli.md; files a document names are another matter: test_artifacts)."""
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    first = readme.split("```sh\n", 1)[1].split("\n", 1)[0]
+    args = first.split(" && ")[-1].split()
+    assert args[0] == ".venv/bin/asif-convert" and args[-1] == "session.asif.json", first
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / args[-1]
+    runs = []
+    for _ in range(2):
+        res = invoke(*args[1:-1], out)
+        assert res.exit_code == 0, res.stderr
+        runs.append(out.read_bytes())
+    assert runs[0] == runs[1]
+    page = tmp_path / "page.html"
+    for _ in range(2):
+        assert invoke("view", out, "-o", page).exit_code == 0
+        res = invoke("to-continuity", out, "-o", tmp_path / "back.json", "--report", tmp_path / "r.json")
+        assert res.exit_code == 0, res.stderr
+
+
+@pytest.mark.parametrize(("args", "void", "can"), [
+    (["from-continuity", EXPORT], "dropped", "it can record approximated_mapping, "),
+    (["to-continuity", "{asif}"], "unmapped_field", "it can record dropped, residual"),
+    (["convert", "{asif}", "--to", "asif"], "dropped", "a checked copy records none"),
+])
+def test_a_fail_on_kind_the_direction_cannot_record_is_accepted_with_a_note(tmp_path, args, void, can):
+    """--fail-on dropped on a conversion to ASIF was accepted in silence: a guard that can never
+    fire. It is accepted (the same flags serve both directions and mixed batches), with a note."""
+    asif = tmp_path / "s.asif.json"
+    assert invoke("from-continuity", EXPORT, "-o", asif).exit_code == 0
+    args = [str(a).format(asif=asif) for a in args]
+    res = invoke(*args, "-o", tmp_path / "out.json", "--fail-on", void)
+    assert res.exit_code == 0, res.stderr
+    assert f"note: --fail-on {void}: converting " in res.stderr and can in res.stderr, res.stderr
+    res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o2.json", "--fail-on", "unmapped_field")
+    assert res.exit_code == 4 and "note:" not in res.stderr  # a kind that can occur: no note, and it fires

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -377,6 +378,29 @@ def test_numbers_beyond_a_double_are_refused_with_their_path(tmp_path, literal, 
     err = refused(tmp_path, data, "/events/0/payload/x/1", f"the number {shown} is beyond the range of a double",
                   rule="json")
     assert "write it as a string" in err
+
+
+@pytest.mark.parametrize(("literal", "shown"), [
+    (b"1e-400", "1e-400"), (b"-2.4E-324", "-2.4E-324"), (b"0." + b"0" * 400 + b"1", "0.000000000000000000…0000000001"),
+    (b"0.001e-322", "0.001e-322"),
+])
+def test_numbers_too_small_for_a_double_are_refused_with_their_path(tmp_path, literal, shown):
+    """Not 0, yet every double reader takes them for 0 (they were written as 0.0, silently)."""
+    doc = load(TOOLS)
+    doc["events"][0]["payload"] = {"text": "1e-400", "x": [0.5, 0]}
+    data = dumps(doc).replace(b"[0.5, 0]", b"[0.5, " + literal + b"]")
+    err = refused(tmp_path, data, "/events/0/payload/x/1", f"the number {shown} is too small for a double",
+                  rule="json")
+    assert "would silently read it as 0" in err
+
+
+@pytest.mark.parametrize("literal", [b"0.0", b"-0.0", b"0e-500", b"0.000E-999", b"5e-324", b"1e-320", b"1e-300"])
+def test_zero_and_the_smallest_doubles_are_fine(tmp_path, literal):
+    doc = load(TOOLS)
+    doc["events"][0]["payload"] = {"x": 0}
+    output, _ = converted(tmp_path, dumps(doc).replace(b'"x": 0', b'"x": ' + literal))
+    back = convert(json.dumps(output).encode(), to="continuity").document["events"][0]["payload"]["x"]
+    assert (back, math.copysign(1, back)) == (float(literal), math.copysign(1, float(literal)))
 
 
 def test_the_largest_double_is_fine(tmp_path):

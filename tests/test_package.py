@@ -142,6 +142,56 @@ def test_a_nul_in_a_member_name_is_refused():
     assert any("contains a NUL character" in p for p in _problems(data))
 
 
+def test_a_nul_in_a_member_name_is_shown_escaped_never_sent_to_the_terminal():
+    """The pointer to the member held the NUL itself, which the message then printed raw."""
+    data = _zip(_package_members(FILES)).replace(b"notes.txt", b"notes\0txt")
+    with pytest.raises(InvalidInput) as caught:
+        read_package(data, "p.asif.zip")
+    rendered = [p.render() for p in caught.value.problems]
+    assert "/notes\\x00txt: member name 'notes\\x00txt' contains a NUL character [package]" in rendered, rendered
+    assert not any("\0" in line for line in rendered)
+
+
+def test_a_nul_in_the_local_header_name_only_is_refused():
+    data = _zip(_package_members(FILES))
+    local = data.index(b"notes.txt")  # its local header comes before any other mention
+    data = data[:local] + b"notes\0txt" + data[local + 9:]
+    assert any("not a readable ZIP archive" in p and "differ" in p for p in _problems(data))
+
+
+def test_a_member_encrypted_in_its_local_header_only_is_refused():
+    """zipfile reads the central directory's flags: such a member was read as if plain, where a
+    reader that goes by the local header sees an encrypted one."""
+    data = bytearray(_zip(_package_members(FILES)))
+    data[data.index(b"PK\x03\x04") + 6] |= 1  # the first member's local header
+    found = _problems(bytes(data))
+    assert found == ["/assets~1image.png: is encrypted in its local header (not in the central directory); "
+                     "packages are never encrypted [package]"], found
+
+
+def test_a_member_compressed_otherwise_in_its_local_header_is_refused():
+    data = bytearray(_zip(_package_members(FILES)))
+    struct.pack_into("<H", data, data.index(b"PK\x03\x04") + 8, zipfile.ZIP_DEFLATED)
+    found = _problems(bytes(data))
+    assert any("/assets~1image.png: is compressed with method 8 in its local header but 0 in the central directory" in p
+               for p in found), found
+
+
+@pytest.mark.parametrize("extra", [b"x", b"PK\x03\x04 another archive?", b"\0" * 100])
+def test_bytes_after_the_end_of_the_archive_are_refused(extra):
+    data = write_package(_session(FILES), FILES)
+    found = _problems(data + extra)
+    assert found == [f"/: the package has {len(extra)} bytes after the end of its ZIP archive; a package ends "
+                     "with its end-of-central-directory record [package]"], found
+
+
+def test_an_archive_comment_is_no_trailing_bytes():
+    out = io.BytesIO(write_package(_session(FILES), FILES))
+    with zipfile.ZipFile(out, "a") as archive:
+        archive.comment = b"a comment"
+    assert read_package(out.getvalue()).files == FILES
+
+
 def test_a_member_with_an_empty_name_is_refused():
     """(It was exit 3: zipfile's own check for a folder entry fails on an empty name.)"""
     found = _problems(_zip([*_package_members(FILES), ("", b"x")]))

@@ -210,3 +210,17 @@ def test_what_an_export_holds_beyond_the_document_its_residual_restores_is_repor
     added = {loss.id for loss in result.losses} - {loss.id for loss in restored.losses}
     assert added == {f"translation:native_states[].{f}" for f in ("provider", "kind", "portable", "created_at")}
     assert {loss.id for loss in result.losses} <= {loss["id"] for loss in result.document["losses"]}
+
+
+def test_an_events_array_out_of_sequence_order_converts_in_sequence_order(asif_doc):
+    """ASIF's event order is ``sequence``, not array position: the same events in another order
+    in the file (reported, ASIF-R021) convert as the ordered file does, and the export converts
+    back to a valid session, where it was one the converter itself refused."""
+    doc = json.loads(asif_doc)
+    if len(doc["events"]) < 2:
+        pytest.skip("one event has no other order")
+    shuffled = {**doc, "events": doc["events"][::-1]}
+    first = convert(json.dumps(shuffled).encode(), to="continuity")
+    assert "ASIF-R021" in {w.rule for w in first.warnings}
+    assert first.output == convert(asif_doc, to="continuity").output
+    assert exact(doc, convert(first.output, to="asif").document) == {}

@@ -524,6 +524,41 @@ def test_report_pages_stay_inside_their_folders(migrated, tmp_path):
     assert "unsafe path" in html and "symlink" in html
 
 
+def test_a_report_whose_pages_cannot_all_be_written_says_so_and_exits_1(migrated, tmp_path):
+    pages = tmp_path / "pages"
+    for rec in batch.read_manifest(migrated / "manifest.jsonl"):
+        if rec.status == "ok":
+            (pages / f"{rec.output}.html").mkdir(parents=True)  # in the way of every page
+    report = tmp_path / "report.html"
+    res = runner.invoke(app, ["view", str(migrated / "manifest.jsonl"), "-o", str(report), "--pages", str(pages)])
+    assert res.exit_code == 1, res.output
+    assert f"8 files, 2 failed; 0 pages in {pages}, 6 files without a page (see the report)" in res.output
+    assert report.read_text().count(">no page</span>") == 6
+
+
+def test_a_manifest_on_standard_input_gives_its_report(migrated, tmp_path):
+    """`view - -o page.html` with a manifest piped in was "not valid JSON ... trailing characters"."""
+    manifest = (migrated / "manifest.jsonl").read_bytes()
+    report, pages = tmp_path / "report.html", tmp_path / "pages"
+    res = runner.invoke(app, ["view", "-", "-o", str(report)], input=manifest)
+    assert res.exit_code == 0, res.output
+    assert "8 files, 2 failed" in res.stderr
+    assert report.read_text() == report_page(batch.read_manifest(migrated / "manifest.jsonl"), title="<stdin>")
+    res = runner.invoke(app, ["view", "-", "-o", str(report), "--pages", str(pages)], input=manifest)
+    assert res.exit_code == 2 and "give --outdir OUTDIR" in res.stderr, res.output  # no folder to read from
+    res = runner.invoke(app, ["view", "-", "-o", str(report), "--pages", str(pages), "--outdir", str(migrated)],
+                        input=manifest)
+    assert res.exit_code == 0 and "6 pages in" in res.stderr, res.output
+    document = (GOLDEN / "01-minimal.asif.json").read_bytes()
+    res = runner.invoke(app, ["view", "-", "-o", str(report), "--pages", str(pages)], input=document)
+    assert res.exit_code == 2 and "go with a batch manifest" in res.stderr, res.output
+    res = runner.invoke(app, ["view", "-", "-o", str(tmp_path / "doc.html")], input=document)
+    assert res.exit_code == 0 and "<html" in (tmp_path / "doc.html").read_text()
+    one_line = json.dumps(json.loads(document)).encode()  # a document on one line is no manifest
+    res = runner.invoke(app, ["view", "-", "-o", str(tmp_path / "one.html")], input=one_line)
+    assert res.exit_code == 0, res.output
+
+
 def test_view_refuses_a_file_that_is_not_a_manifest(tmp_path):
     bogus = tmp_path / "m.jsonl"
     bogus.write_text('\n{"hello": 1}\n')

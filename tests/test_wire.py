@@ -482,9 +482,9 @@ def test_a_failed_output_keeps_the_report_that_was_there(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["-o", ""], "an output path is empty"),
+    (["-o", ""], "Invalid value for '-o' / '--output': is empty"),
     (["-o", "-", "--report", "-"], "two outputs would go to standard output"),
-    (["-o", "x.json", "--report", ""], "an output path is empty"),
+    (["-o", "x.json", "--report", ""], "Invalid value for '--report': is empty"),
     (["-o", os.devnull, "--report", os.devnull], "two outputs cannot share a file"),
 ])
 def test_outputs_that_cannot_be_told_apart_are_usage_errors(args, message):

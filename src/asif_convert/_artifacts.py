@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ import msgspec
 from asif_convert import ir
 from asif_convert._errors import OutputError
 from asif_convert._limits import MiB
-from asif_convert._validation.files import open_contained
+from asif_convert._validation.files import SWAPPED, open_contained, unreadable
 from asif_convert._validation.semantic.resources import path_problem
 
 MAX_ARTIFACT_BYTES = 64 * MiB
@@ -100,6 +99,8 @@ class ArtifactFiles:
                 return Refusal("refused", f"reading it would exceed the limit of {self.max_total:,} bytes for all "
                                           "artifacts")
             content = _read_all(fd, self.max_bytes + 1)
+        except OSError as exc:  # opened, yet not readable (an I/O error)
+            return Refusal("refused", f"the file cannot be read ({exc.strerror or exc})")
         finally:
             os.close(fd)
         if len(content) > self.max_bytes:  # it grew after the check
@@ -133,7 +134,9 @@ def folder_refusal(root: Path, folder: str) -> Refusal | None:
             shown = "/".join(parts[: i + 1])
             try:
                 st = os.lstat(part, dir_fd=fds[-1])
-            except OSError:
+            except OSError as exc:
+                if exc.errno != errno.ENOENT:
+                    return Refusal("refused", f"the artifacts folder {folder!r} {unreadable(shown, exc)}")
                 return Refusal("missing", f"the artifacts folder {folder!r} is missing ({shown} does not exist)")
             if stat.S_ISLNK(st.st_mode):
                 return Refusal("refused", f"the artifacts folder {folder!r} goes through a symbolic link ({shown}), "
@@ -142,7 +145,9 @@ def folder_refusal(root: Path, folder: str) -> Refusal | None:
                 return Refusal("refused", f"the artifacts folder {folder!r} is not a folder ({shown})")
             try:
                 fds.append(os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fds[-1]))
-            except OSError:
+            except OSError as exc:
+                if exc.errno not in SWAPPED:
+                    return Refusal("refused", f"the artifacts folder {folder!r} {unreadable(shown, exc)}")
                 return Refusal("refused", f"the artifacts folder {folder!r} changed while it was checked ({shown})")
         return None
     finally:
@@ -264,7 +269,7 @@ def _write_one(base: Path, path: str, content: bytes, force: bool) -> list[Path]
             if not stat.S_ISDIR(st.st_mode):
                 raise OSError(errno.ENOTDIR, f"{part} is not a folder (links are not followed)")
             fds.append(os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fds[-1]))
-        tmp = f".asif-convert.{secrets.token_hex(8)}.tmp"  # (not the name: one of 255 bytes takes no more)
+        tmp = f".asif-convert.{os.urandom(8).hex()}.tmp"  # (not the name: one of 255 bytes takes no more)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=fds[-1])
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -8,12 +8,16 @@ namespace (``agent-continuity/1``) lands in ``native``. Events are the one speci
 
 from __future__ import annotations
 
+import sys
 import types
 import typing
 from functools import cache
+from itertools import pairwise
+from operator import attrgetter
 from typing import Any, ClassVar, Union
 
 import msgspec
+from msgspec import NODEFAULT
 
 from asif_convert import ir
 from asif_convert.ir import NO_EXTRAS
@@ -172,6 +176,10 @@ class Codec:
             events.append(self.load_event(event, shared[1]))
         if release:
             raw_events.clear()
+        if any(a.sequence > b.sequence for a, b in pairwise(events)):
+            # ASIF's order is `sequence`, not array position (an input out of order is reported as
+            # such, ASIF-R021): the IR holds the events in the order the session gives them
+            events.sort(key=attrgetter("sequence"))
         # IR-only field names are plain additional properties in ASIF
         clashes = {k: data.pop(k) for k in _IR_ONLY_DOCUMENT_FIELDS if k in data}
         doc = self._load(ir.Document, data)
@@ -311,17 +319,37 @@ def _plan(cls: type[msgspec.Struct]) -> _Plan:
 
 
 def _make_plan(cls: type[msgspec.Struct]) -> _Plan:
-    hints = typing.get_type_hints(cls)
-    info = {f.name: f for f in msgspec.structs.fields(cls)}
-    names = [f for f in cls.__struct_fields__ if f not in ("unknown", "native")]
+    hints = field_types(cls)
+    # (defaults: of the last fields; NODEFAULT where a keyword-only field after them has none)
+    all_fields, defaults = cls.__struct_fields__, cls.__struct_defaults__
+    default = dict(zip(all_fields[len(all_fields) - len(defaults):], defaults, strict=True))
+    names = [f for f in all_fields if f not in ("unknown", "native")]
     tag = str(cls.__struct_config__.tag) if cls.__struct_config__.tag_field else None
     fields = tuple((n, _shape(hints[n])) for n in names)
     nested = {n: shape for n, shape in fields if shape is not _JSON}
     # omit_defaults would drop a default that is not UNSET (an empty list, a null) the walk writes
-    flat = all(info[n].required or info[n].default is UNSET for n in names) and all(
+    flat = all(default.get(n, NODEFAULT) is NODEFAULT or default[n] is UNSET for n in names) and all(
         all(_plan(t).flat for t in _node_types(shape)) for shape in nested.values())
     return _Plan(fields=fields, shapes=dict(fields), plain=frozenset(n for n, s in fields if s is _JSON),
                  nested=nested, tag=tag, flat=flat)
+
+
+def field_types(cls: type[msgspec.Struct]) -> dict[str, Any]:
+    """The types of a struct's fields, as ``typing.get_type_hints`` gives them, each annotation's
+    text evaluated once however many classes spell it (``get_type_hints`` compiles every one of
+    every class and its bases again: a tenth of a small conversion's time). The IR uses no
+    ``Annotated``, which ``get_type_hints`` would strip."""
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        for name, text in vars(klass).get("__annotations__", {}).items():
+            hints[name] = _evaluated(text, klass.__module__) if isinstance(text, str) else text
+    return {name: hints[name] for name in cls.__struct_fields__}
+
+
+@cache
+def _evaluated(text: str, module: str) -> Any:
+    # what typing.get_type_hints does with a string annotation (our own source), once per text
+    return eval(text, vars(sys.modules[module]))
 
 
 def _node_types(shape: tuple[str, Any]) -> tuple[type, ...]:

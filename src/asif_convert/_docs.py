@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from asif_convert._mapping import MappingTable, load_table
+from asif_convert._mapping import COMPILED, MappingTable, compiled_table, load_table
 from asif_convert._resources import mapping_path
 
 # meta keys that name where a table's unexpressed fields and losses travel (asif-to-continuity)
@@ -125,6 +125,9 @@ def main() -> None:
     root = Path(__file__).resolve().parents[2]
     for name in TABLES:
         (root / "docs" / f"mapping-{name}.md").write_text(render_markdown(load_table(name)), encoding="utf-8")
+        compiled = root / "mappings" / COMPILED / f"{name}.json"
+        compiled.parent.mkdir(exist_ok=True)
+        compiled.write_bytes(compiled_table(name))
     (root / "docs" / "dialects.md").write_text(render_dialects(load_dialects()), encoding="utf-8")
     losses = root / "docs" / "losses.md"
     losses.write_text(update_losses_doc(losses.read_text(encoding="utf-8")), encoding="utf-8")

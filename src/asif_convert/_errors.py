@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import msgspec
@@ -28,8 +29,15 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True):
     severity: Literal["error", "warning"] = "error"
 
     def render(self) -> str:
-        where = self.path or "/"
+        where = _CONTROL.sub(_escaped, self.path or "/")  # a key or member name may hold any character
         return f"{where}: {self.message} [{self.rule}]"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # what a terminal would act on, not show
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
 
 
 class ConversionError(Exception):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
 import stat
 import sys
 from collections.abc import Iterable, Iterator
@@ -315,7 +314,7 @@ def _temp_beside(target: Path) -> tuple[int, str]:
     """A new temp file in the target's folder, created with mode 0o666 so that the kernel applies
     the process umask, as it would to the output itself (the umask is never read or changed)."""
     for _ in range(100):
-        tmp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
+        tmp = str(target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp")
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666), tmp
         except FileExistsError:

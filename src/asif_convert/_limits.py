@@ -145,6 +145,7 @@ _IS_CONTAINER = _ContainerTypes().__getitem__
 _IS_DICT = frozenset({dict}).__contains__
 _IS_STR = frozenset({str}).__contains__
 _IS_INT = frozenset({int}).__contains__  # bool is its own type: not counted
+_IS_FLOAT = frozenset({float}).__contains__
 
 
 def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
@@ -153,10 +154,10 @@ def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
     a key twice. Raises ``InvalidInput`` naming the JSON path. Trusted input is not checked."""
     if limits.trusted:
         return
-    found = _walk(doc, limits, may_hold_long_strings(data, limits.max_string))
-    if found is not None:
+    found = _walk(doc, limits, may_hold_long_strings(data, limits.max_string), zeros=True)
+    if found is not None and found != ZERO:
         raise InvalidInput([_locate(doc, found, limits)], source)
-    if _may_have_duplicates(data, doc):
+    if _may_have_duplicates(data, doc) or (found == ZERO and _may_underflow(data)):
         problem = _slow_find(data)
         if problem is not None:
             raise InvalidInput([problem], source)
@@ -257,20 +258,28 @@ def _has_unescaped_quote(data: bytes, start: int, end: int) -> bool:
 _SLICE = 2048  # values per step of the walk: lists this short stay in the CPU's caches
 
 
-def _walk(doc: Any, limits: Limits, strings: bool, level: int = 0) -> str | None:
+ZERO = "zero"  # what _walk returns, with ``zeros``, for a document within the limits that holds a float 0
+
+
+def _walk(doc: Any, limits: Limits, strings: bool, level: int = 0, zeros: bool = False) -> str | None:
     """Level by level over the containers, in slices of at most ``_SLICE`` values; returns what
-    is wrong, if anything. ``doc`` is at depth ``level`` of its document (0: it is the document).
+    is wrong, if anything (with ``zeros``: ``ZERO`` when nothing is, but a float is 0, which a
+    number too small for a double also reads as). ``doc`` is at depth ``level`` of its document
+    (0: it is the document).
 
     A slice's children form the next step's values. Walking the widest level of a large
     document whole (a list of millions of references, copied several times) is memory-bound
     and twice as slow as walking it a slice at a time, depth first, earlier slices first."""
     pending: list[tuple[int, list[Any]]] = [(level - 1, [doc])]  # (depth of the values' container, values)
+    zero = False
     while pending:
         depth, values = pending.pop()
         types = list(map(type, values))
         ints = list(compress(values, map(_IS_INT, types)))
         if ints and (max(ints) > MAX_SAFE_INTEGER or min(ints) < -MAX_SAFE_INTEGER):
             return "integer"
+        if zeros and not zero and float in types:
+            zero = 0.0 in compress(values, map(_IS_FLOAT, types))
         if strings:
             dicts = compress(values, map(_IS_DICT, types))
             texts = chain(compress(values, map(_IS_STR, types)), chain.from_iterable(dicts))
@@ -284,7 +293,25 @@ def _walk(doc: Any, limits: Limits, strings: bool, level: int = 0) -> str | None
         children = gc.get_referents(*containers)  # list items and dict values (dict keys: see above)
         pending.extend((depth + 1, children[i:i + _SLICE])
                        for i in reversed(range(0, len(children), _SLICE)))
-    return None
+    return ZERO if zero else None
+
+
+_ZEROS = b"0" * 24
+
+
+def _may_underflow(data: bytes) -> bool:
+    """Whether ``data`` may hold a number too small for a double (it reads as 0). Such a number
+    is m × 10^-e below about 2.5e-324: with e under 100, m has over 220 zeros after its point,
+    and else e has three digits. Either is told at C speed; the exact search follows a hit."""
+    if _ZEROS in data:
+        return True
+    for marker in (b"e-", b"E-"):
+        at = data.find(marker)
+        while at >= 0:
+            if at and 0x30 <= data[at - 1] <= 0x39 and data[at + 2:at + 5].isdigit():
+                return True
+            at = data.find(marker, at + 2)
+    return False
 
 
 def _locate(doc: Any, what: str, limits: Limits, at: tuple = (), start: int = 0) -> Problem:
@@ -388,15 +415,21 @@ class _Infinite(str):
     """A number beyond the range of a double (``1e999``), as the slow parse sees it: its text."""
 
 
-def _number(text: str) -> float | _Infinite:
+class _Underflow(str):
+    """A number too small for a double (``1e-400``: not 0, yet read as 0), as the slow parse sees it."""
+
+
+def _number(text: str) -> float | _Infinite | _Underflow:
     value = float(text)
+    if value == 0.0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
+        return _Underflow(text)
     return _Infinite(text) if value in (math.inf, -math.inf) else value
 
 
 def _slow_find(data: bytes) -> Problem | None:
     """The exact (and slower: a Python hook per object) search for a duplicate key, a huge
-    integer or a number beyond a double's range, with its path; run only when the fast checks
-    (or msgspec) say there is one."""
+    integer or a number beyond a double's range or too small for one, with its path; run only
+    when the fast checks (or msgspec) say there may be one."""
     try:
         doc = json.loads(data, object_pairs_hook=_pairs, parse_int=_integer, parse_float=_number)
     except (ValueError, RecursionError):  # malformed further on: the caller reports what msgspec said
@@ -408,6 +441,8 @@ def _slow_find(data: bytes) -> Problem | None:
             return Problem(rule="json", path=pointer(*path), message=_integer_message(None))
         if isinstance(value, _Infinite):
             return Problem(rule="json", path=pointer(*path), message=_range_message(value))
+        if isinstance(value, _Underflow):
+            return Problem(rule="json", path=pointer(*path), message=_underflow_message(value))
         if isinstance(value, _Duplicated):
             return Problem(rule="json", path=pointer(*path, value.key),
                            message=f"the key {value.key!r} appears more than once in this object; JSON readers "
@@ -430,9 +465,17 @@ def out_of_range_problem(data: bytes) -> Problem:
 
 
 def _range_message(text: str | None) -> str:
-    shown = "" if text is None else f" {text}" if len(text) <= 40 else f" {text[:20]}…{text[-10:]}"
-    return (f"the number{shown} is beyond the range of a double (about ±1.8e308): JSON readers would "
+    return (f"the number{_shown(text)} is beyond the range of a double (about ±1.8e308): JSON readers would "
             "read it as infinity or refuse it; write it as a string")
+
+
+def _underflow_message(text: str) -> str:
+    return (f"the number{_shown(text)} is too small for a double (below about 2.5e-324, yet not 0): JSON "
+            "readers would silently read it as 0; write it as a string, or as 0")
+
+
+def _shown(text: str | None) -> str:
+    return "" if text is None else f" {text}" if len(text) <= 40 else f" {text[:20]}…{text[-10:]}"
 
 
 # -- JSON texts inside a document's strings -------------------------------------------------------

@@ -3,6 +3,7 @@ and which loss it produces. The converter takes its loss vocabulary from here.""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tomllib
 from dataclasses import dataclass
@@ -10,7 +11,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from asif_convert._resources import mapping_path
+
+# The built-in tables parsed once, as JSON (``mappings/compiled/``, written by
+# ``python -m asif_convert._docs``): Python's TOML parser takes about 20 ms for the larger
+# table, a tenth of a small conversion; decoding the same values from JSON, under 1 ms. Each
+# names the digest of the TOML it was made from, and one that does not match is not used.
+COMPILED = "compiled"
 
 
 @dataclass(frozen=True)
@@ -46,8 +55,24 @@ class MappingTable:
 
 @cache
 def load_table(name: str) -> MappingTable:
-    """A built-in table of ``mappings/`` by name (``continuity-to-asif``)."""
-    return load_mapping(mapping_path(f"{name}.toml"))
+    """A built-in table of ``mappings/`` by name (``continuity-to-asif``): from its compiled
+    form where that was made from the TOML as it is."""
+    source = mapping_path(f"{name}.toml").read_bytes()
+    try:
+        compiled = msgspec.json.decode(mapping_path(f"{COMPILED}/{name}.json").read_bytes())
+    except (OSError, msgspec.DecodeError):
+        compiled = None
+    if isinstance(compiled, dict) and compiled.get("toml_sha256") == hashlib.sha256(source).hexdigest():
+        return _table(name, compiled["table"])
+    return _table(name, tomllib.loads(source.decode("utf-8")))
+
+
+def compiled_table(name: str) -> bytes:
+    """The compiled form of built-in table ``name``, as ``mappings/compiled/`` holds it."""
+    source = mapping_path(f"{name}.toml").read_bytes()
+    table = tomllib.loads(source.decode("utf-8"))
+    return msgspec.json.format(msgspec.json.encode({"toml_sha256": hashlib.sha256(source).hexdigest(),
+                                                    "table": table}), indent=1) + b"\n"
 
 
 def load_mapping(path: str | os.PathLike[str]) -> MappingTable:
@@ -55,7 +80,10 @@ def load_mapping(path: str | os.PathLike[str]) -> MappingTable:
     path = Path(path)
     with path.open("rb") as fh:
         raw = tomllib.load(fh)
-    name = path.name.removesuffix(".toml")
+    return _table(path.name.removesuffix(".toml"), raw)
+
+
+def _table(name: str, raw: dict[str, Any]) -> MappingTable:
     return MappingTable(
         name=name,
         meta=raw.get("meta", {}),

@@ -21,6 +21,7 @@ import hashlib
 import io
 import re
 import stat
+import struct
 import zipfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ MAX_FILE_BYTES = 256 * MiB
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a first member, or an empty archive
 _LOCAL_HEADER = 30  # the fixed part of a ZIP local file header
+_END_RECORD, _END_RECORD_SIZE = b"PK\x05\x06", 22  # the end-of-central-directory record: signature, fixed size
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -109,7 +111,8 @@ def _members(data: bytes, name: str, limits: Limits, max_members: int, max_file_
             if len(items) > max_members:
                 raise InvalidInput([_problem(f"the package has {len(items):,} members, more than the limit of "
                                              f"{max_members:,}")], name)
-            problems = _structure_problems(items, max_file_bytes) + _name_problems([i.orig_filename for i in items])
+            problems = (_structure_problems(items, max_file_bytes) + _name_problems([i.orig_filename for i in items])
+                        + _local_header_problems(data, items) + _trailing_problems(data, archive.comment))
             if problems:
                 raise InvalidInput(problems, name)
             members = {}
@@ -157,6 +160,37 @@ def _structure_problems(items: list[zipfile.ZipInfo], max_file_bytes: int) -> li
             problems.append(_problem("overlaps the member before it in the archive", item.orig_filename))
         end = max(end, item.header_offset + _LOCAL_HEADER + item.compress_size)
     return problems
+
+
+def _local_header_problems(data: bytes, items: list[zipfile.ZipInfo]) -> list[Problem]:
+    """A member's local header must say what its directory entry says: a reader that trusts the
+    local header (a streaming one) would otherwise see another archive than this check did, an
+    encrypted member or one compressed otherwise. (zipfile compares the names itself.)"""
+    problems = []
+    for item in items:
+        header = data[item.header_offset:item.header_offset + _LOCAL_HEADER]
+        if len(header) < _LOCAL_HEADER or not header.startswith(b"PK\x03\x04"):
+            problems.append(_problem("has no local header where its directory entry says", item.orig_filename))
+            continue
+        flags, method = struct.unpack_from("<HH", header, 6)
+        if flags & 0x1 and not item.flag_bits & 0x1:
+            problems.append(_problem("is encrypted in its local header (not in the central directory); packages "
+                                     "are never encrypted", item.orig_filename))
+        if method != item.compress_type:
+            problems.append(_problem(f"is compressed with method {method} in its local header but "
+                                     f"{item.compress_type} in the central directory", item.orig_filename))
+    return problems
+
+
+def _trailing_problems(data: bytes, comment: bytes) -> list[Problem]:
+    """A package ends with its end-of-central-directory record and that record's comment: bytes
+    after it are no part of the archive (a reader could take them for another one)."""
+    end = data.rfind(_END_RECORD)  # the record zipfile read: the last one (it found one, or it refused)
+    extra = len(data) - (end + _END_RECORD_SIZE + len(comment))
+    if end < 0 or extra <= 0:
+        return []
+    return [_problem(f"the package has {extra:,} bytes after the end of its ZIP archive; a package ends with "
+                     "its end-of-central-directory record")]
 
 
 def _name_problems(names: list[str]) -> list[Problem]:

@@ -59,6 +59,9 @@ class Result:
     _document: Any = field(default=_UNDECODED, repr=False)
     _json: bytes | None = field(default=None, repr=False)  # a package's session document, when output is the package
     streamed: bool = False  # the output went to convert_into's sink: ``output`` is empty
+    # the loss kinds this conversion could have recorded (those of the mapping tables it recorded
+    # by): a kind of Options.fail_on outside them can never refuse it (none, for a checked copy)
+    possible_kinds: frozenset[str] = frozenset()
 
     @property
     def document(self) -> Any:
@@ -304,38 +307,18 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     limits = limits or Limits()
     if not isinstance(options, Options) or not isinstance(limits, Limits):
         raise UsageError("options must be an asif_convert.Options and limits an asif_convert.Limits")
-    dst = get(to)
-    if package and dst.name != "asif":
-        raise UsageError(f"a package carries an ASIF session; {dst.name} output cannot be packaged")
-    unknown = sorted(options.fail_on - loss_kinds().keys()) if options.fail_on else []
-    if unknown:  # a misspelled kind would never fire
-        raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
-                         f"{', '.join(loss_kinds())}")
+    dst = _target(to, options, package)
     found = _read(data, source, name, limits)
     raw, src, name = found.raw, found.format, found.name
     if not options.source_pointers:  # the bytes are read from here on as decoded values: they need
         found.data = None  # not stay while the input is validated and its IR built
-    problems = src.validate(raw)
-    fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
-    if fatal:
-        raise InvalidInput(fatal, name)
+    problems = _input_problems(src, raw, options, name)
     if src.name == dst.name and not options.source_pointers and options.artifacts_root is None:
         return _copy(found, problems, options, compact, limits, package)
 
     ctx = new_context(options)
     ctx.release_input = True  # read once below, then let go
-    source_doc = None
-    if options.source_pointers:
-        if {src.name, dst.name} != {"continuity", "asif"}:
-            raise UsageError("source pointers are written between a continuity export and ASIF only")
-        if found.data is None:
-            raise UsageError("source pointers name the input's bytes: pass the document as bytes, text or a path")
-        if dst.name == "asif":
-            source_doc = source_resource(found.data, name, packaged=package)
-            ctx.source_id = source_doc.id
-        else:
-            ctx.source_document = source_reference(found.data, name,
-                                                   member="session.json" if is_package(found.data) else None)
+    source_doc = _point_at_the_source(found, src, dst, ctx, package) if options.source_pointers else None
     input_bytes = found.data if source_doc is not None else None
     found.data = None  # (kept until here only for the source pointers)
     doc = src.read(raw, ctx)
@@ -388,7 +371,44 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
                   warnings=problems, files=embedded, artifacts=artifacts,
                   artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
-                  _json=session if document is _UNDECODED else None, streamed=streamed)
+                  _json=session if document is _UNDECODED else None, streamed=streamed,
+                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds))
+
+
+def _input_problems(src: Format, raw: Any, options: Options, name: str) -> list[Problem]:
+    """The input's problems, when none refuses it (strict: none at all): they become warnings."""
+    problems = src.validate(raw)
+    fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
+    if fatal:
+        raise InvalidInput(fatal, name)
+    return problems
+
+
+def _target(to: str, options: Options, package: bool) -> Format:
+    """The target format, once the request is known to make sense for it."""
+    dst = get(to)
+    if package and dst.name != "asif":
+        raise UsageError(f"a package carries an ASIF session; {dst.name} output cannot be packaged")
+    unknown = sorted(options.fail_on - loss_kinds().keys()) if options.fail_on else []
+    if unknown:  # a misspelled kind would never fire
+        raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
+                         f"{', '.join(loss_kinds())}")
+    return dst
+
+
+def _point_at_the_source(found: _Input, src: Format, dst: Format, ctx: Context, package: bool) -> ir.Resource | None:
+    """Set ``ctx`` up for source pointers; to ASIF, the input's own resource, which the output gets."""
+    if {src.name, dst.name} != {"continuity", "asif"}:
+        raise UsageError("source pointers are written between a continuity export and ASIF only")
+    if found.data is None:
+        raise UsageError("source pointers name the input's bytes: pass the document as bytes, text or a path")
+    if dst.name == "asif":
+        source_doc = source_resource(found.data, found.name, packaged=package)
+        ctx.source_id = source_doc.id
+        return source_doc
+    ctx.source_document = source_reference(found.data, found.name,
+                                           member="session.json" if is_package(found.data) else None)
+    return None
 
 
 def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context, name: str) -> None:

@@ -4,20 +4,31 @@
 A plugin that fails to load is reported once, as a warning naming it and its error, and skipped:
 one broken distribution must not take the converter down. Setting ``ASIF_CONVERT_NO_PLUGINS=1``
 loads the built-ins only. Two formats with one name are an error that names both.
+
+Finding entry points through ``importlib.metadata`` costs more than the rest of a small
+conversion's start (importing it, then reading every distribution's metadata), and almost
+every installation has no plugin: so the installed distributions' ``entry_points.txt`` files
+are first looked through for the group's name, and ``importlib.metadata`` asked only where one
+names it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from importlib.machinery import PathFinder
+from typing import TYPE_CHECKING
 
 from asif_convert._errors import UsageError
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
 from asif_convert._mapping import load_table
 from asif_convert.plugin import ENTRY_POINT_GROUP, Format, mapping_tables
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 BUILTINS: tuple[Format, ...] = (CONTINUITY, ASIF)
 _REQUIRED = ("name", "description", "extension", "detect", "validate", "read", "write")
@@ -40,7 +51,7 @@ def registry() -> dict[str, Format]:
         found[builtin.name], origin[builtin.name] = builtin, "built-in"
     if os.environ.get("ASIF_CONVERT_NO_PLUGINS"):
         return found
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for ep in _entry_points():
         fmt = _load(ep)
         if fmt is None:
             continue
@@ -50,6 +61,45 @@ def registry() -> dict[str, Format]:
                                        "uninstall one (or set ASIF_CONVERT_NO_PLUGINS=1 to load the built-ins only)")
         found[fmt.name], origin[fmt.name] = fmt, where
     return found
+
+
+def _entry_points() -> list[EntryPoint]:
+    """The group's entry points by name; none, without importing ``importlib.metadata``, when
+    no distribution's entry points name the group."""
+    if not _group_named():
+        return []
+    from importlib.metadata import entry_points  # (see the module's docstring)
+
+    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+
+
+def _group_named() -> bool:
+    """Whether any distribution ``importlib.metadata`` would find may declare an entry point of
+    the group. It finds them in the folders of ``sys.path`` (their ``*.dist-info`` and
+    ``*.egg-info`` folders, an egg's ``EGG-INFO``), in zip files on the path, which are not
+    looked into here (so they count as naming it), and through any other finder installed."""
+    if any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
+        return True
+    needle = ENTRY_POINT_GROUP.encode()
+    for entry in sys.path:
+        root = entry or os.curdir
+        try:
+            names = os.listdir(root)
+        except NotADirectoryError:  # a zip file
+            return True
+        except OSError:  # (not there)
+            continue
+        for name in names:
+            low = name.lower()
+            if not (low.endswith((".dist-info", ".egg-info")) or low == "egg-info"):
+                continue
+            try:
+                with open(os.path.join(root, name, "entry_points.txt"), "rb") as file:
+                    if needle in file.read():
+                        return True
+            except OSError:  # no entry points (or an egg-info file, which has none)
+                continue
+    return False
 
 
 def _load(ep: EntryPoint) -> Format | None:

@@ -1,8 +1,5 @@
-"""The installed distribution's version, in one place every layer may import."""
+"""The distribution's version, in one place every layer may import. The build reads it from
+here (pyproject.toml, ``[tool.hatch.version]``), so asking the installed metadata, which walks
+every installed distribution, is never needed."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("asif-convert")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+__version__ = "0.1.0"

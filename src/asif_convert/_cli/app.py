@@ -6,6 +6,7 @@ import importlib
 import warnings
 from collections.abc import Iterator, Mapping
 from functools import cache
+from gettext import gettext
 from typing import Annotated, Any
 
 import typer
@@ -13,7 +14,6 @@ from typer.core import TyperCommand, TyperGroup
 
 from asif_convert._cli.common import err, guard, hold_signals_to_exit, internal_error
 from asif_convert._errors import EXIT_INTERRUPTED
-from asif_convert._registry import PluginWarning, registry
 from asif_convert._version import __version__
 
 # Every command: its name -> the module of asif_convert._cli that holds it, and its function.
@@ -35,6 +35,26 @@ COMMANDS = {
     "request": ("request", "request_command"),
     "sign": ("sign", "sign"),
     "verify": ("sign", "verify"),
+}
+
+# What the group's help says of each command: the first paragraph of its docstring (a test holds
+# them equal), so that `--help` lists the commands without importing any. A command missing
+# here is imported to be listed.
+SUMMARIES = {
+    "from-continuity": "Convert an agent-continuity export into an ASIF 0.4 session.",
+    "to-continuity": "Convert an ASIF 0.4 session (or package) into an agent-continuity export.",
+    "convert": "Convert between any two installed formats; the input format is detected unless --from.",
+    "batch": "Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.",
+    "inspect": "Show a document's format, counts, branches, coverage and losses.",
+    "diff": "Show what differs between two documents of one format (records matched by id); exit 1 if any.",
+    "validate": "Validate documents against their format's schema and rules; exit 1 when any is invalid.",
+    "formats": "List the installed formats (built-in and plugins) and the loss kinds they record.",
+    "request": "Write the request that continues a captured session on a provider's API (the create call's "
+               "keyword arguments, without model and sampling settings); nothing is sent.",
+    "view": "Write one self-contained HTML page (no network access, inline CSS and script) to look at a "
+            "session, compare two documents, or see a whole batch at a glance.",
+    "sign": "Write the detached signature object of a package (checked whole first).",
+    "verify": "Check a package and its detached signature under a public key you trust; exit 1 if it fails.",
 }
 
 # Plain help and usage errors: a flag is shown as a flag (no "<bool>" value it would refuse),
@@ -83,6 +103,15 @@ class _Group(TyperGroup):
         super().__init__(**kwargs)
         self.commands = _Commands()  # type: ignore[assignment]  # read-only: commands come from COMMANDS
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The help's list of commands, as Typer writes it, from ``SUMMARIES``."""
+        listed = {name: TyperCommand(name, help=SUMMARIES[name]) if name in SUMMARIES else command(name)
+                  for name in COMMANDS}
+        limit = formatter.width - 6 - max(map(len, listed))
+        rows = [(name, cmd.get_short_help_str(limit)) for name, cmd in listed.items() if not cmd.hidden]
+        with formatter.section(gettext("Commands")):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="asif-convert",
@@ -107,7 +136,10 @@ def main(version: Annotated[bool, typer.Option("--version", callback=_version, i
 
 
 def load_formats() -> None:
-    """Load every format before a command runs: a plugin that cannot load is one warning line."""
+    """Load every format before a command runs: a plugin that cannot load is one warning line.
+    (Imported here: the group's help needs no format.)"""
+    from asif_convert._registry import PluginWarning, registry
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         registry()

@@ -6,7 +6,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -46,13 +46,18 @@ from asif_convert._cli.common import (
     existing_folder,
     guard,
     internal_error,
+    path_option,
+    path_text,
     sigterm_interrupts,
     whole_number,
 )
 from asif_convert._cli.convert import ArtifactMaxOpt, ArtifactsTotalOpt
+from asif_convert._cli.view import pages_told
 from asif_convert._errors import (
     EXIT_INTERRUPTED,
     EXIT_INVALID_INPUT,
+    EXIT_LOSS_POLICY,
+    EXIT_OK,
     EXIT_USAGE,
     InvalidInput,
     UsageError,
@@ -156,6 +161,23 @@ class PlainProgress:
         pass
 
 
+def _tail(name: str, width: int) -> str:
+    """A file name that fits ``width``: whole, or its end after an ellipsis, from a folder's
+    start where one is in reach (the file's own name is what tells files apart)."""
+    if len(name) <= width:
+        return name
+    end = name[len(name) - width + 1:]
+    cut = end.find("/")
+    return "…" + (end[cut:] if 0 <= cut < len(end) - 1 else end)
+
+
+def _name_column(names: list[str], width: int) -> dict[str, Any]:
+    """A table column of file names: never wrapped (a name broken mid-word reads as two), as wide
+    as its longest name shortened to ``width`` (:func:`_tail`)."""
+    return {"no_wrap": True, "overflow": "ellipsis",
+            "min_width": max((len(_tail(n, width)) for n in names), default=4)}
+
+
 def print_summary(summary: core.Summary, manifest: Path | None, console: Console, *, losses: bool = True) -> None:
     """Counts, throughput, top loss kinds, slowest files and failures."""
     s = summary
@@ -179,7 +201,7 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
 
     if losses and s.loss_counts:
         table = Table(title="Top loss kinds", box=box.SIMPLE, title_justify="left")
-        table.add_column("kind")
+        table.add_column("kind", no_wrap=True)
         table.add_column("losses", justify="right")
         table.add_column("files", justify="right")
         for kind, n in s.loss_counts.most_common(s.top):
@@ -188,43 +210,48 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
 
     if s.slowest:
         slow = Table(title="Slowest files", box=box.SIMPLE, title_justify="left")
-        slow.add_column("file", overflow="fold")
-        slow.add_column("seconds", justify="right")
-        for seconds, path in s.slowest_files()[:5]:
-            slow.add_row(Text(display_name(path)), f"{seconds:.3f}")
+        names = [display_name(path) for _, path in s.slowest_files()[:5]]
+        slow.add_column("file", **_name_column(names, console.width - 16))
+        slow.add_column("seconds", justify="right", no_wrap=True)
+        for (seconds, _), name in zip(s.slowest_files()[:5], names, strict=True):
+            slow.add_row(Text(_tail(name, console.width - 16)), f"{seconds:.3f}")
         console.print(slow)
 
     if s.failures:
         fails = Table(title="Failures", box=box.SIMPLE, title_justify="left")
-        fails.add_column("file", overflow="fold")
-        fails.add_column("status")
-        fails.add_column("reason", overflow="fold")
-        for rec in s.failures[: s.top * 2]:
+        shown = s.failures[: s.top * 2]
+        width = max(16, (console.width - 24) * 2 // 5)  # the rest for the reason
+        fails.add_column("file", **_name_column([display_name(rec.input) for rec in shown], width))
+        fails.add_column("status", no_wrap=True)
+        fails.add_column("reason", overflow="fold")  # (wrapped between words; a word longer than it, folded)
+        for rec in shown:
             # Text, not markup: a reason ends in its rule id in brackets, which markup would eat
-            reason = rec.error.splitlines()[0] if rec.error else ""
-            fails.add_row(Text(display_name(rec.input)), rec.status, Text(display_name(reason)))
+            reason = display_name(rec.error.splitlines()[0] if rec.error else "")
+            name = display_name(rec.input)
+            fails.add_row(Text(_tail(name, width)), rec.status, Text(reason.removeprefix(f"{name}: ")))
         console.print(fails)
         if s.failed > s.top * 2:
             console.print(f"... and {s.failed - s.top * 2} more failures (see the manifest)")
     if manifest is not None:
-        console.print(f"manifest: {manifest}")
+        console.print(Text(f"manifest: {manifest}"), soft_wrap=True)
     if s.interrupted:
         console.print("interrupted: run the same command again to convert the remaining files")
 
 
 def batch(
-    sources: Annotated[list[str], typer.Argument(metavar="SRC...", help="Files, folders (walked recursively) or "
-                                                 "glob patterns (quote them; ** recurses).")],
-    outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", help="Folder for the outputs; the "
-                                         "input tree is mirrored under it.")],
+    sources: Annotated[list[str], typer.Argument(metavar="SRC...", parser=path_text,
+                                                 help="Files, folders (walked recursively) or glob patterns "
+                                                      "(quote them; ** recurses).")],
+    outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", parser=path_option,
+                                         help="Folder for the outputs; the input tree is mirrored under it.")],
     to: Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")],
     source: Annotated[str | None, typer.Option("--from", metavar="FORMAT", help="Force the input format (default: "
                                                "detected per file).")] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", metavar="N", parser=workers_option,
                                                 help="Worker processes (default: the CPU count; 0 converts in "
                                                      "this process).")] = None,
-    manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", help="The JSONL manifest (default: "
-                                                  "OUTDIR/manifest.jsonl).")] = None,
+    manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", parser=path_option,
+                                                  help="The JSONL manifest (default: OUTDIR/manifest.jsonl).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "
                                         "converted.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
@@ -239,14 +266,16 @@ def batch(
     max_bytes: MaxBytesOpt = LIM.max_bytes,
     max_depth: MaxDepthOpt = LIM.max_depth,
     max_string: MaxStringOpt = LIM.max_string,
-    report_html: Annotated[Path | None, typer.Option("--report-html", metavar="PATH", help="Also write the "
-                           "migration at a glance as one self-contained HTML page.")] = None,
-    pages: Annotated[Path | None, typer.Option("--pages", metavar="DIR", help="With --report-html: also write "
-                     "one page per converted file here, linked from the report.")] = None,
+    report_html: Annotated[Path | None, typer.Option("--report-html", metavar="PATH", parser=path_option,
+                                                     help="Also write the migration at a glance as one "
+                                                          "self-contained HTML page.")] = None,
+    pages: Annotated[Path | None, typer.Option("--pages", metavar="DIR", parser=path_option,
+                                               help="With --report-html: also write one page per converted "
+                                                    "file here, linked from the report.")] = None,
     package: Annotated[bool, typer.Option("--package", help="Write ASIF packages (.asif.zip): each session with "
                                           "the files it embeds.")] = False,
     artifacts_root: Annotated[Path | None, typer.Option(
-        "--artifacts-root", metavar="DIR", callback=existing_folder,
+        "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
         help="Embed artifact files found by their paths inside DIR only (one folder for every export).")] = None,
     artifacts_each: Annotated[str | None, typer.Option(
         "--artifacts-each", metavar="TEMPLATE", help="Embed artifact files from each export's own folder: TEMPLATE, "
@@ -277,12 +306,27 @@ def batch(
         progress = TerminalProgress(err_console) if err_console.is_terminal else PlainProgress()
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
     manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
+    losses = on_loss is not LossPolicy.ignore
+    _migrate(sources, outdir, summary, manifest_path, quiet=quiet, losses=losses, to=to, source=source,
+             options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
+             workers=workers, force=force, pattern=pattern, progress=progress, package=package,
+             artifacts_each=artifacts_each)
+    if not quiet:
+        print_summary(summary, manifest_path, Console(), losses=losses)
+    code = summary.exit_code
+    if report_html is not None:
+        code = _write_report_html(manifest_path, report_html, outdir, pages, code, quiet=quiet)
+    sys.stdout.flush()
+    raise typer.Exit(code)
+
+
+def _migrate(sources: list[str], outdir: Path, summary: core.Summary, manifest: Path, *, quiet: bool, losses: bool,
+             **settings: Any) -> None:
+    """Run the migration; what stops it before its end becomes its message and exit code (an
+    interrupt: the summary so far, exit 130)."""
     try:
         with sigterm_interrupts():  # `kill` stops a batch as Ctrl-C does
-            core.migrate(sources, outdir, to=to, source=source, options=options, compact=compact,
-                         limits=build_limits(max_bytes, max_depth, max_string), workers=workers,
-                         manifest=manifest_path, force=force, pattern=pattern, keep_results=False, progress=progress,
-                         summary=summary, package=package, artifacts_each=artifacts_each)
+            core.migrate(sources, outdir, manifest=manifest, keep_results=False, summary=summary, **settings)
     except InvalidInput as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_INPUT) from None
@@ -294,15 +338,19 @@ def batch(
         if quiet:
             typer.echo("interrupted: run the same command again to convert the remaining files", err=True)
         else:
-            print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
+            print_summary(summary, manifest, Console(), losses=losses)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as exc:  # a bug outside any one file
         raise internal_error(exc) from None
+
+
+def _write_report_html(manifest: Path, report: Path, outdir: Path, pages: Path | None, code: int, *,
+                       quiet: bool) -> int:
+    """Write the report (and pages); the run's exit code, 1 when a page could not be written."""
+    done: dict[str, int] = {}
+    guard(lambda: done.update(write_report(manifest, report, outdir=outdir, pages_dir=pages)))
     if not quiet:
-        print_summary(summary, manifest_path, Console(), losses=on_loss is not LossPolicy.ignore)
-    if report_html is not None:
-        guard(lambda: write_report(manifest_path, report_html, outdir=outdir, pages_dir=pages))
-        if not quiet:
-            Console().print(f"report: {report_html}")
-    sys.stdout.flush()
-    raise typer.Exit(summary.exit_code)
+        Console().print(Text(f"report: {report}{pages_told(done, pages)}"), soft_wrap=True)
+    if done["page_errors"] and code in (EXIT_OK, EXIT_LOSS_POLICY):
+        return EXIT_INVALID_INPUT  # a page not written is an output not written
+    return code

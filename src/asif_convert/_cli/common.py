@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -29,8 +29,9 @@ from asif_convert._errors import (
     Problem,
 )
 from asif_convert._limits import DEPTH_CEILING, Limits, parse_size
-from asif_convert._registry import get, loss_kinds
-from asif_convert.plugin import Options
+
+if TYPE_CHECKING:
+    from asif_convert.plugin import Options
 
 DEBUG_VARIABLE = "ASIF_CONVERT_DEBUG"
 
@@ -67,6 +68,19 @@ def depth_option(text: str) -> int:
     return value
 
 
+def path_text(text: str) -> str:
+    """A path option's or argument's value, which must not be empty: ``Path("")`` is the
+    current folder, so an empty value would silently mean it."""
+    if not text:
+        raise typer.BadParameter("is empty: name a path")
+    return text
+
+
+def path_option(text: str) -> Path:
+    """:func:`path_text`, as a ``Path``."""
+    return Path(path_text(text))
+
+
 def existing_folder(value: Path | None) -> Path | None:
     """A folder option's value, which must name a folder: a misspelled one would otherwise
     mean silently that no file in it is found."""
@@ -78,9 +92,10 @@ def existing_folder(value: Path | None) -> Path | None:
 
 DEFAULT_LIMITS = Limits()
 
-InPath = Annotated[str, typer.Argument(metavar="IN", help="Input file, or - for standard input.")]
-OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", help="Output file, or - for standard output.")]
-ReportOpt = Annotated[str | None, typer.Option("--report", metavar="PATH",
+InPath = Annotated[str, typer.Argument(metavar="IN", parser=path_text, help="Input file, or - for standard input.")]
+OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", parser=path_text,
+                                      help="Output file, or - for standard output.")]
+ReportOpt = Annotated[str | None, typer.Option("--report", metavar="PATH", parser=path_text,
                                                 help="Also write the losses as a JSON report here.")]
 ToOpt = Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")]
 FromOpt = Annotated[str | None, typer.Option("--from", metavar="FORMAT",
@@ -127,6 +142,8 @@ def usage_error(message: str) -> NoReturn:
 
 def check_formats(*names: str | None) -> None:
     """Unknown format names are a usage error (exit 2) that lists the installed ones."""
+    from asif_convert._registry import get  # (the formats: imported by the commands that use them)
+
     for name in filter(None, names):
         try:
             get(name)
@@ -136,6 +153,9 @@ def check_formats(*names: str | None) -> None:
 
 def build_options(*, strict: bool, no_validate: bool, on_loss: LossPolicy, fail_on: list[str] | None,
                   no_residual: bool = False) -> Options:
+    from asif_convert._registry import loss_kinds  # (the formats: imported by the commands that use them)
+    from asif_convert.plugin import Options
+
     if fail_on:  # (the kinds are every mapping table's: read only when asked for)
         known = loss_kinds()
         unknown = sorted(set(fail_on) - set(known))

@@ -38,6 +38,7 @@ from asif_convert._cli.common import (
     existing_folder,
     gc_paused,
     guard,
+    path_option,
     point_of_no_return,
     size_option,
 )
@@ -48,7 +49,7 @@ from asif_convert.plugin import Options
 
 PACKAGE_SUFFIX = ".asif.zip"
 ArtifactsRootOpt = Annotated[Path | None, typer.Option(
-    "--artifacts-root", metavar="DIR", callback=existing_folder,
+    "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
     help="Embed each artifact's file, found by its path inside DIR only (no absolute paths, '..' or links); without "
          "it no file is opened.")]
 ArtifactMaxOpt = Annotated[int, typer.Option(
@@ -58,8 +59,8 @@ ArtifactsTotalOpt = Annotated[int, typer.Option(
     "--artifacts-max-total", metavar="SIZE", parser=size_option, show_default="256M",
     help="Read at most this many bytes of artifact files in all.")]
 ArtifactsOutOpt = Annotated[Path | None, typer.Option(
-    "--artifacts-out", metavar="DIR", help="Write the embedded files back as artifact files, under their paths "
-                                           "inside DIR (never outside it).")]
+    "--artifacts-out", metavar="DIR", parser=path_option,
+    help="Write the embedded files back as artifact files, under their paths inside DIR (never outside it).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing artifact files.")]
 SourcePointersOpt = Annotated[bool, typer.Option(
     "--source-pointers", help="Carry the export itself as a resource (embedded in a package, else by digest) and "
@@ -183,7 +184,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
             if target is not None and not target.in_place:
                 target.commit()
         created.clear()  # the output is in place: what came with it stays
-        _tell(result, name, output, options.on_loss, size, limits)
+        _tell(result, name, output, options, size, limits)
     finally:
         _clean_up(created, [t for t in (pending, report_pending) if t is not None])
 
@@ -195,9 +196,15 @@ def _clean_up(created: list[Path], targets: list[jsonio.PendingOutput]) -> None:
         target.discard()
 
 
-def _tell(result: Result, name: str, output: str, on_loss: str, size: int, limits: Limits) -> None:
+def _tell(result: Result, name: str, output: str, options: Options, size: int, limits: Limits) -> None:
     """The summary on standard error, once the output is in place."""
-    err(_summary(result, name, output, on_loss, size))
+    err(_summary(result, name, output, options.on_loss, size))
+    void = sorted(options.fail_on - result.possible_kinds)
+    if void:  # accepted (the same flags may serve both directions), but never silently void
+        can = (f"it can record {', '.join(sorted(result.possible_kinds))}" if result.possible_kinds
+               else "a checked copy records none")
+        err(f"  note: --fail-on {', '.join(void)}: converting {result.source_format} to {result.target_format} "
+            f"records no loss of {'this kind' if len(void) == 1 else 'these kinds'}; {can}")
     if result.warnings:
         count = len(result.warnings)
         err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")

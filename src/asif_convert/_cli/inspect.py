@@ -13,7 +13,15 @@ from rich.text import Text
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
-from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, check_formats, guard
+from asif_convert._cli.common import (
+    MaxBytesOpt,
+    MaxDepthOpt,
+    MaxStringOpt,
+    build_limits,
+    check_formats,
+    guard,
+    path_text,
+)
 from asif_convert._compare import RECORD_KEYS, differences
 from asif_convert._errors import EXIT_USAGE
 from asif_convert._limits import Limits
@@ -25,7 +33,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 _out = Console(highlight=False, soft_wrap=True, markup=False)  # ids and names are data: no [markup] in them
 
 
-def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document, or - for standard input.")],
+def inspect(file: Annotated[str, typer.Argument(metavar="FILE", parser=path_text,
+                                                help="A document, or - for standard input.")],
             to: Annotated[str | None, typer.Option(
                 "--to", metavar="FORMAT", help="Dry run: also list the losses converting to this format would record "
                                                "(nothing is written).")] = None,
@@ -49,8 +58,9 @@ def inspect(file: Annotated[str, typer.Argument(metavar="FILE", help="A document
     guard(run)
 
 
-def diff(a: Annotated[str, typer.Argument(metavar="A", help="The first document, or - for standard input.")],
-         b: Annotated[str, typer.Argument(metavar="B", help="The second, of the same format.")],
+def diff(a: Annotated[str, typer.Argument(metavar="A", parser=path_text,
+                                          help="The first document, or - for standard input.")],
+         b: Annotated[str, typer.Argument(metavar="B", parser=path_text, help="The second, of the same format.")],
          as_json: JsonOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
          max_string: MaxStringOpt = LIM.max_string) -> None:
     """Show what differs between two documents of one format (records matched by id); exit 1 if any."""

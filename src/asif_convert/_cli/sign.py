@@ -12,11 +12,11 @@ import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import _signature as signature
-from asif_convert._cli.common import OutPath, err, guard
+from asif_convert._cli.common import OutPath, err, guard, path_option, path_text
 from asif_convert._errors import InvalidInput, Problem
 from asif_convert._package import read_package
 
-PackageArg = Annotated[str, typer.Argument(metavar="PACKAGE", help="An ASIF package (.asif.zip).")]
+PackageArg = Annotated[str, typer.Argument(metavar="PACKAGE", parser=path_text, help="An ASIF package (.asif.zip).")]
 
 
 def _read_key(path: Path) -> bytes:
@@ -34,8 +34,8 @@ def _read_key(path: Path) -> bytes:
 
 
 def sign(package: PackageArg,
-         key: Annotated[Path, typer.Option("--key", metavar="KEY", help="Ed25519 private key: raw 32 bytes, or "
-                                                                        "PEM (PKCS #8, unencrypted).")],
+         key: Annotated[Path, typer.Option("--key", metavar="KEY", parser=path_option,
+                                           help="Ed25519 private key: raw 32 bytes, or PEM (PKCS #8, unencrypted).")],
          output: OutPath = "-") -> None:
     """Write the detached signature object of a package (checked whole first)."""
 
@@ -53,8 +53,9 @@ def sign(package: PackageArg,
 
 
 def verify(package: PackageArg,
-           sig: Annotated[Path, typer.Option("--signature", metavar="SIG", help="The detached signature object.")],
-           public: Annotated[Path, typer.Option("--public-key", metavar="PUB",
+           sig: Annotated[Path, typer.Option("--signature", metavar="SIG", parser=path_option,
+                                             help="The detached signature object.")],
+           public: Annotated[Path, typer.Option("--public-key", metavar="PUB", parser=path_option,
                                                 help="The Ed25519 public key you trust: raw 32 bytes, or PEM.")]
            ) -> None:
     """Check a package and its detached signature under a public key you trust; exit 1 if it fails."""

@@ -11,8 +11,17 @@ import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
-from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, existing_folder, guard
-from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError, display_name
+from asif_convert._cli.common import (
+    MaxBytesOpt,
+    MaxDepthOpt,
+    MaxStringOpt,
+    build_limits,
+    existing_folder,
+    guard,
+    path_option,
+    path_text,
+)
+from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError, Problem, display_name
 from asif_convert._limits import Limits
 from asif_convert._pipeline import validate_as
 from asif_convert._registry import loss_kinds, registry
@@ -35,10 +44,10 @@ def _formats() -> None:
         typer.echo(f"  {kind:<{width}}  {meaning}")
 
 
-def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Files to check.")],
+def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", parser=path_text, help="Files to check.")],
              as_json: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False,
              base_dir: Annotated[Path | None, typer.Option(
-                 "--base-dir", metavar="DIR", callback=existing_folder,
+                 "--base-dir", metavar="DIR", parser=path_option, callback=existing_folder,
                  help="Also check ASIF resources embedded by path, inside this directory only (paths in documents "
                       "are never opened otherwise).")] = None,
              max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
@@ -67,7 +76,7 @@ def _validate(files: list[str], as_json: bool, base_dir: Path | None, limits: Li
             typer.echo(f"{path} ({r['format'] or _unread(r['problems'])}): {status}")
             for p in r["problems"]:
                 level = "warning: " if p.get("severity") == "warning" else ""
-                typer.echo(f"  {level}{p['path'] or '/'}: {p['message']} [{p['rule']}]")
+                typer.echo(f"  {level}{msgspec.convert(p, Problem).render()}")
         typer.echo(f"{sum(r['valid'] for r in results.values())} valid, "
                    f"{sum(not r['valid'] for r in results.values())} invalid")
     if not all(r["valid"] for r in results.values()):

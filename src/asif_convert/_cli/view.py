@@ -6,27 +6,55 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert._cli.common import DEFAULT_LIMITS as LIM
-from asif_convert._cli.common import MaxBytesOpt, MaxDepthOpt, MaxStringOpt, build_limits, err, guard, usage_error
-from asif_convert._view import diff_page, session_page, write_report
+from asif_convert._cli.common import (
+    MaxBytesOpt,
+    MaxDepthOpt,
+    MaxStringOpt,
+    build_limits,
+    err,
+    guard,
+    path_option,
+    path_text,
+    usage_error,
+)
+from asif_convert._errors import EXIT_INVALID_INPUT
+from asif_convert._view import diff_page, session_page, write_report, write_report_records
+from asif_convert.batch import FileResult
+from asif_convert.batch._manifest import manifest_records
 
 MANIFEST_SUFFIX = ".jsonl"  # a batch manifest; every other file is a document
 
 
+def pages_told(done: dict[str, int], pages: Path | None) -> str:
+    """What a report's summary line says of its pages (a page not written is an output that
+    could not be written: the command then ends with exit 1)."""
+    if pages is None:
+        return ""
+    told = f"; {done['pages']} pages in {pages}"
+    if done["page_errors"]:
+        missing = done["page_errors"]
+        told += f", {missing} file{'' if missing == 1 else 's'} without a page (see the report)"
+    return told
+
+
 def view(files: Annotated[list[str], typer.Argument(
-             metavar="FILE [B]", help="A document (ASIF session or any format converted in memory), two documents "
-                                      "to show side by side, or a batch manifest (*.jsonl); - for standard input.")],
-         output: Annotated[str, typer.Option("-o", "--output", metavar="OUT",
+             metavar="FILE [B]", parser=path_text,
+             help="A document (ASIF session or any format converted in memory), two documents "
+                  "to show side by side, or a batch manifest (*.jsonl); - for standard input.")],
+         output: Annotated[str, typer.Option("-o", "--output", metavar="OUT", parser=path_text,
                                              help="The HTML page to write, or - for standard output.")],
          pages: Annotated[Path | None, typer.Option(
-             "--pages", metavar="DIR", help="With a manifest: also write each converted file's page under DIR "
-                                            "(DIR/<output>.html) and link the report's rows to them.")] = None,
+             "--pages", metavar="DIR", parser=path_option,
+             help="With a manifest: also write each converted file's page under DIR "
+                  "(DIR/<output>.html) and link the report's rows to them.")] = None,
          outdir: Annotated[Path | None, typer.Option(
-             "--outdir", metavar="OUTDIR", help="With --pages: where the batch wrote its outputs "
-                                                "(default: the manifest's folder).")] = None,
+             "--outdir", metavar="OUTDIR", parser=path_option,
+             help="With --pages: where the batch wrote its outputs (default: the manifest's folder).")] = None,
          max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
          max_string: MaxStringOpt = LIM.max_string) -> None:
     """Write one self-contained HTML page (no network access, inline CSS and script) to look at a
@@ -34,8 +62,8 @@ def view(files: Annotated[list[str], typer.Argument(
     if not 1 <= len(files) <= 2:
         usage_error(f"view takes one or two files, not {len(files)}")
     manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX)
-    if (pages is not None or outdir is not None) and not manifest:
-        usage_error("--pages and --outdir go with a batch manifest (*.jsonl)")
+    if (pages is not None or outdir is not None) and not manifest and files != ["-"]:  # (stdin: once read)
+        usage_error(PAGES_WITH_A_MANIFEST)
     if outdir is not None and pages is None:
         usage_error("--outdir says where to read outputs for --pages; give --pages DIR too")
     limits = build_limits(max_bytes, max_depth, max_string)
@@ -44,18 +72,15 @@ def view(files: Annotated[list[str], typer.Argument(
         for path in files:  # never write the page over an input
             jsonio.check_paths(path, output)
         if manifest:
-            if output == "-":
-                usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")
-            done = write_report(files[0], output, outdir=outdir, pages_dir=pages)
-            line = f"{output}: {done['files']} files, {done['failed']} failed"
-            if pages is not None:
-                line += f"; {done['pages']} pages in {pages}"
-                if done["page_errors"]:
-                    line += f", {done['page_errors']} files without a page (see the report)"
-            err(line)
+            _report(files[0], output, outdir, pages)
             return
         if len(files) == 1:
             data, name = jsonio.read_input(files[0], limits)
+            if files == ["-"] and a_manifest(data):
+                _report(name, output, outdir, pages, manifest_records(data.splitlines(), name))
+                return
+            if pages is not None or outdir is not None:
+                usage_error(PAGES_WITH_A_MANIFEST)
             html = session_page(data, name, limits)
         else:
             if files.count("-") > 1:
@@ -65,3 +90,35 @@ def view(files: Annotated[list[str], typer.Argument(
         jsonio.write_output(output, html.encode("utf-8"))
 
     guard(run)
+
+
+PAGES_WITH_A_MANIFEST = "--pages and --outdir go with a batch manifest (*.jsonl, or one on standard input)"
+_RECORD_KEYS = frozenset({"input", "status", "target_format"})  # what every manifest line has
+
+
+def a_manifest(data: bytes) -> bool:
+    """Whether standard input holds a batch manifest: its first line is a file record. (No
+    document's first line is one: a document's root has members of its own format.)"""
+    first = next((line for line in data.splitlines() if line.strip()), b"")
+    try:
+        record = msgspec.json.decode(first)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(record, dict) and _RECORD_KEYS <= record.keys()
+
+
+def _report(manifest: str, output: str, outdir: Path | None, pages: Path | None,
+            records: list[FileResult] | None = None) -> None:
+    """Write a manifest's report (``records``: those of a manifest read from standard input)."""
+    if output == "-":
+        usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")
+    if records is None:
+        done = write_report(manifest, output, outdir=outdir, pages_dir=pages)
+    else:
+        if pages is not None and outdir is None:
+            usage_error("a manifest on standard input is in no folder: give --outdir OUTDIR (where the batch "
+                        "wrote its outputs) with --pages")
+        done = write_report_records(records, output, title=manifest, outdir=outdir or ".", pages_dir=pages)
+    err(f"{output}: {done['files']} files, {done['failed']} failed{pages_told(done, pages)}")
+    if done["page_errors"]:
+        raise typer.Exit(EXIT_INVALID_INPUT)

@@ -6,6 +6,7 @@ directory, and then only a regular file inside that directory, reached without l
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -75,7 +76,9 @@ def open_contained(base: Path, relative: str) -> tuple[int | None, str | None, b
             last = i == len(parts) - 1
             try:
                 st = os.lstat(part, dir_fd=fds[-1])
-            except OSError:
+            except OSError as exc:
+                if exc.errno != errno.ENOENT:  # (a folder on the way that cannot be searched)
+                    return None, unreadable(shown, exc), False
                 return None, f"names no file under the base directory ({shown} is missing)", True
             if stat.S_ISLNK(st.st_mode):
                 return None, f"goes through a symbolic link ({shown}), which is not followed", False
@@ -86,14 +89,27 @@ def open_contained(base: Path, relative: str) -> tuple[int | None, str | None, b
             flags = os.O_RDONLY | _NOFOLLOW | (os.O_NONBLOCK if last else _DIRECTORY)
             try:
                 fds.append(os.open(part, flags, dir_fd=fds[-1]))
-            except OSError:  # replaced by a link (ELOOP) or a non-directory since the check
-                return None, f"changed while it was checked ({shown})", False
+            except OSError as exc:
+                if exc.errno in SWAPPED:
+                    return None, f"changed while it was checked ({shown})", False
+                return None, unreadable(shown, exc), False
             if last and not stat.S_ISREG(os.fstat(fds[-1]).st_mode):
                 return None, "is not a regular file (a directory, device or pipe is never read)", False
         return fds.pop(), None, False
     finally:
         for fd in fds:
             os.close(fd)
+
+
+# What opening a step that was checked a moment before says when it was replaced since: by a
+# link (O_NOFOLLOW), by a non-directory, or removed. Any other error is the step's own (no
+# permission, an I/O error) and is said as such.
+SWAPPED = frozenset({errno.ELOOP, errno.ENOTDIR, errno.ENOENT})
+
+
+def unreadable(shown: str, exc: OSError) -> str:
+    """Why a checked step cannot be opened, as the system says it."""
+    return f"cannot be read ({shown}: {exc.strerror or exc})"
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

@@ -3,7 +3,8 @@
 jsonschema-rs answers "is it valid?" in milliseconds; only for an invalid document do we ask
 python-jsonschema for the complete, readable error list (it is ~400x slower on large inputs).
 Validators are built once per process; python-jsonschema is imported only then (importing it
-takes about 0.1 s, a fifth of a small conversion).
+takes about 0.1 s, a fifth of a small conversion). The same holds for a tool's own JSON Schema,
+checked against the 2020-12 meta-schema (:func:`meta_schema_problem`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -51,6 +53,69 @@ def _full(name: str, definition: str | None = None) -> Any:
     schema = _schema(name, definition)
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema, format_checker=None)
+
+
+# JSON Schema 2020-12 itself: jsonschema-rs has the meta-schemas built in, nothing is fetched.
+_META_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+@cache
+def _fast_meta() -> Any:
+    return jsonschema_rs.Draft202012Validator({"$ref": _META_2020_12}, validate_formats=True)
+
+
+@cache
+def _full_meta() -> Any:
+    from jsonschema import Draft202012Validator  # (see the module's docstring)
+
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def meta_schema_problem(schema: Any) -> Any:
+    """The most relevant problem of ``schema`` as a JSON Schema 2020-12, as python-jsonschema's
+    ``check_schema`` finds it (an error with ``message`` and ``absolute_path``), or None.
+
+    jsonschema-rs answers "valid" for most schemas, and that answer is taken only where it
+    cannot differ from python-jsonschema's: jsonschema-rs checks the meta-schema's formats at
+    least as strictly (URIs by RFC 3986, which python-jsonschema checks only with an optional
+    package), except regular expressions, which it reads as ECMA-262 and python-jsonschema
+    with Python's ``re``; so every string a ``pattern`` or a ``patternProperties`` key could
+    hold must compile with ``re`` too. Anything else (invalid, a regex ``re`` refuses, too
+    deep for jsonschema-rs) is python-jsonschema's to answer, and to explain."""
+    try:
+        fast = _fast_meta().is_valid(schema)
+    except ValueError:  # nested past jsonschema-rs's recursion limit
+        fast = False
+    if fast and all(_compiles(p) for p in _patterns(schema)):
+        return None
+    from jsonschema.exceptions import best_match  # (see the module's docstring)
+
+    return best_match(_full_meta().iter_errors(schema))
+
+
+def _patterns(value: Any) -> Iterator[str]:
+    """Every string that may be a regular expression of a schema: a ``pattern``'s value and a
+    ``patternProperties``' key, at any depth (inside data too, which only costs a look)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            pattern, keyed = node.get("pattern"), node.get("patternProperties")
+            if isinstance(pattern, str):
+                yield pattern
+            if isinstance(keyed, dict):
+                yield from keyed
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def _fast_answer(name: str, definition: str | None, value: Any) -> bool | None:

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from asif_convert import _jsonio as jsonio
-from asif_convert._errors import ConversionError, InvalidInput, Problem
+from asif_convert._errors import ConversionError, InvalidInput, OutputError, Problem
 from asif_convert._view._html import render
 from asif_convert._view.pages import session_page
 from asif_convert.batch import read_manifest
@@ -118,7 +118,11 @@ def write_pages(records: list[Any], *, outdir: str | os.PathLike[str], pages_dir
     A file whose output cannot be read or drawn gets no page; the report says why."""
     done = PagesWritten()
     report_dir = os.path.dirname(os.path.abspath(report))
-    os.makedirs(pages_dir, exist_ok=True)
+    try:
+        os.makedirs(pages_dir, exist_ok=True)
+    except OSError as exc:  # a file in the way, or no permission: no page can be written
+        raise OutputError(f"cannot make the pages folder {os.fspath(pages_dir)}: {exc.strerror or exc} "
+                          "(nothing was written)") from None
     for rec in latest(records):
         if rec.status not in ("ok", "unchanged") or not rec.output:
             continue
@@ -136,7 +140,9 @@ def write_pages(records: list[Any], *, outdir: str | os.PathLike[str], pages_dir
         except OSError as exc:
             done.errors[rec.key] = f"cannot write the page: {exc.strerror or exc}"
             continue
-        done.hrefs[rec.key] = quote(Path(os.path.relpath(page, report_dir)).as_posix())
+        # (the link goes by the names given, as a browser resolves it from the report's own name)
+        named = os.path.join(os.path.abspath(pages_dir), *PurePosixPath(rec.output + ".html").parts)
+        done.hrefs[rec.key] = quote(Path(os.path.relpath(named, report_dir)).as_posix())
     return done
 
 

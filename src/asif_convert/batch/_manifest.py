@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,14 +148,19 @@ def _count_lines(path: Path) -> int:
 def read_manifest(path: str | os.PathLike[str]) -> list[FileResult]:
     """Every line of a manifest, in order (for tests and tools). A line that is not a file
     record raises ``InvalidInput`` naming the manifest, the line and why."""
-    out = []
     with open(path, "rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append(_line_decoder.decode(line))
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                problem = Problem(rule="manifest", path="", message=f"line {number} is not a file record: {exc}")
-                raise InvalidInput([problem], os.fspath(path)) from None
+        return manifest_records(fh, os.fspath(path))
+
+
+def manifest_records(lines: Iterable[bytes], name: str) -> list[FileResult]:
+    """:func:`read_manifest` of a manifest's lines (``name``: where they come from)."""
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(_line_decoder.decode(line))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            problem = Problem(rule="manifest", path="", message=f"line {number} is not a file record: {exc}")
+            raise InvalidInput([problem], name) from None
     return out

@@ -27,7 +27,7 @@ from asif_convert.batch._artifact_folders import Skipper, check_template
 from asif_convert.batch._discover import Found, Refused, check_sources, classify, discover, inside
 from asif_convert.batch._lock import OutdirLock
 from asif_convert.batch._manifest import Manifest
-from asif_convert.batch._paths import output_path
+from asif_convert.batch._paths import PACKAGE_EXTENSION, output_path
 from asif_convert.batch._records import (
     DEFAULT_PATTERN,
     INTERNAL,
@@ -154,8 +154,6 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     for arg, root in zip(srcs, roots, strict=True):
         if inside(root, [os.path.realpath(out)]):
             raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
-    with _cannot_start():
-        out.mkdir(parents=True, exist_ok=True)
     spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
                 outdir_real=os.path.realpath(out), roots=roots,
                 settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
@@ -163,14 +161,18 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
                 artifacts_each=artifacts_each)
     mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
 
+    run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
+               force=force, keep_results=keep_results, on_result=on_result, progress=progress,
+               summary=summary if summary is not None else Summary())
+    if mpath is not None:
+        run.refuse_an_output_at(mpath, "the manifest (--manifest)")
+    with _cannot_start():
+        out.mkdir(parents=True, exist_ok=True)
     with ExitStack() as held:
         with _cannot_start():
             held.enter_context(OutdirLock(out))
             clean_stale_temps(spec.outdir)
             book = Manifest(mpath, fresh=force) if mpath else None  # before any worker starts: it may refuse the file
-        run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
-                   force=force, keep_results=keep_results, on_result=on_result, progress=progress,
-                   summary=summary if summary is not None else Summary())
         try:
             with _Pool(executor, workers) as pool:
                 run.execute(book, pool, max_in_flight, chunk_size)
@@ -350,6 +352,24 @@ class _Run:
             self.progress.advance(rec)
         if self.on_result is not None:
             self.on_result(rec)
+
+    def refuse_an_output_at(self, path: Path, what: str) -> None:
+        """Refuse the run (UsageError) when one of its outputs would be written at ``path``, which
+        holds something else: outputs replace what is there. Only a name that ends as an output's
+        can be one, so only then are the sources walked."""
+        real = os.path.realpath(path)
+        extension = PACKAGE_EXTENSION if self.spec.package else get(self.spec.to).extension
+        if not path.name.endswith(extension) or not inside(real, [self.spec.outdir_real]):
+            return
+        rel = Path(os.path.relpath(real, self.spec.outdir_real)).as_posix()
+        for item in self._discover():
+            try:
+                mine = item.rel and output_path(item.rel, self.spec.to, self.spec.package) == rel
+            except ValueError:  # refused when the run meets it
+                continue
+            if mine:
+                raise UsageError(f"{what} {path} is where the output of {item.path} goes; "
+                                 "choose a path no output takes")
 
     def _discover(self) -> Iterator[Found | Refused]:
         """The files of the run, each once: a file reached twice at the same relative path (a

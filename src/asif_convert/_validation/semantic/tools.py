@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from asif_convert._errors import pointer
+from asif_convert._validation.schemas import meta_schema_problem
 from asif_convert._validation.semantic.index import Index, Report, as_dict, as_list, is_local
-
-
-@cache
-def _tool_schema_problem() -> Any:
-    """The function giving a tool schema's most relevant problem against the 2020-12
-    meta-schema (as ``check_schema`` does), or None. Built once, on the first tool schema:
-    python-jsonschema is imported only for a document that has one (see ``schemas``)."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
-    return lambda schema: best_match(meta.iter_errors(schema))
-
 
 _MISSING = object()
 
@@ -35,7 +22,7 @@ def tools(ix: Index, report: Report) -> None:
         tool = as_dict(tool)
         for field in ("input_schema", "output_schema"):
             if field in tool:
-                error = _tool_schema_problem()(tool[field])
+                error = meta_schema_problem(tool[field])
                 if error is not None:
                     where = pointer("tools", t, field, *error.absolute_path)
                     report.add(

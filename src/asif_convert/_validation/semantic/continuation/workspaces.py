@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -145,6 +146,40 @@ def _git(profile: Profile, i: int, g: dict[str, Any], owner: str) -> None:
 
     oid(("head",), g.get("head"))
     profile.resource_refs(6, (*base, "bundle_resource_ids"), g.get("bundle_resource_ids"), owner)
+    _git_index(profile, base, g, owner, length, oid)
+    for j, pre in enumerate(as_list(g.get("prerequisites"))):
+        pre = as_dict(pre)
+        oid(("prerequisites", j, "object_id"), pre.get("object_id"))
+        if pre.get("availability") == "embedded" and "resource_id" not in pre:
+            profile.add(6, (*base, "prerequisites", j), f"{owner} embedded Git prerequisite names no resource")
+        if "resource_id" in pre and not profile.ix.has("resources", pre["resource_id"]):
+            profile.add(
+                6,
+                (*base, "prerequisites", j, "resource_id"),
+                f"{owner} Git prerequisite names resource '{pre['resource_id']}', which is not in resources",
+            )
+    for j, module in enumerate(as_list(g.get("submodules"))):
+        module = as_dict(module)
+        profile.path(6, (*base, "submodules", j, "path"), module.get("path"), owner)
+        oid(("submodules", j, "object_id"), module.get("object_id"))
+        if module.get("dependency_id") not in profile.deps:
+            profile.add(
+                6,
+                (*base, "submodules", j, "dependency_id"),
+                f"{owner} submodule names dependency '{module.get('dependency_id')}', which is not a dependency",
+            )
+    for j, dep in enumerate(as_list(g.get("lfs_dependency_ids"))):
+        if dep not in profile.deps:
+            profile.add(
+                6,
+                (*base, "lfs_dependency_ids", j),
+                f"{owner} names LFS dependency '{dep}', which is not a dependency",
+            )
+
+
+def _git_index(profile: Profile, base: tuple[str | int, ...], g: dict[str, Any], owner: str, length: int | None,
+               oid: Callable[[tuple[str | int, ...], Any], None]) -> None:
+    """The Git index entries of a workspace: paths, stages, modes, and the blobs they name."""
     stages: dict[str, set[Any]] = {}
     for j, entry in enumerate(as_list(g.get("index_entries"))):
         entry = as_dict(entry)
@@ -184,31 +219,3 @@ def _git(profile: Profile, i: int, g: dict[str, Any], owner: str) -> None:
                     (*base, *where, "object_id"),
                     f"{owner} Git blob '{path}' hashes to {digest}, not {object_id}",
                 )
-    for j, pre in enumerate(as_list(g.get("prerequisites"))):
-        pre = as_dict(pre)
-        oid(("prerequisites", j, "object_id"), pre.get("object_id"))
-        if pre.get("availability") == "embedded" and "resource_id" not in pre:
-            profile.add(6, (*base, "prerequisites", j), f"{owner} embedded Git prerequisite names no resource")
-        if "resource_id" in pre and not profile.ix.has("resources", pre["resource_id"]):
-            profile.add(
-                6,
-                (*base, "prerequisites", j, "resource_id"),
-                f"{owner} Git prerequisite names resource '{pre['resource_id']}', which is not in resources",
-            )
-    for j, module in enumerate(as_list(g.get("submodules"))):
-        module = as_dict(module)
-        profile.path(6, (*base, "submodules", j, "path"), module.get("path"), owner)
-        oid(("submodules", j, "object_id"), module.get("object_id"))
-        if module.get("dependency_id") not in profile.deps:
-            profile.add(
-                6,
-                (*base, "submodules", j, "dependency_id"),
-                f"{owner} submodule names dependency '{module.get('dependency_id')}', which is not a dependency",
-            )
-    for j, dep in enumerate(as_list(g.get("lfs_dependency_ids"))):
-        if dep not in profile.deps:
-            profile.add(
-                6,
-                (*base, "lfs_dependency_ids", j),
-                f"{owner} names LFS dependency '{dep}', which is not a dependency",
-            )
