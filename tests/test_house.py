@@ -122,6 +122,7 @@ def test_no_import_cycle():
 DEFERRED = {
     ("__init__.py", "__getattr__", "asif_convert"):
         "the public surface's pipeline and plugin API: every asif_convert module runs the root first",
+    ("__init__.py", "__getattr__", "asif_convert._request"): "the request API, on first use, like the pipeline",
     ("_cli/app.py", "load_formats", "asif_convert._registry"):
         "the formats, loaded when a command runs: the group's help needs none",
     ("_cli/common.py", "check_formats", "asif_convert._registry"): "the formats, for the commands that name them",
