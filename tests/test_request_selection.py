@@ -145,7 +145,7 @@ def test_several_branches_without_an_active_one_ask_for_a_choice_and_a_head_chec
 
 def test_a_continuity_exports_active_branch_is_the_default():
     d = doc([msg("m1", 0, "a"), msg("x1", 1, "b")], [branch("main", "m1"), branch("side", "x1")])
-    d.session = ir.Session(id="s", native={"agent-continuity": {"active_branch_id": "side"}})
+    d.session = ir.Session(id="s", native={"agent-continuity/1": {"active_branch_id": "side"}})
     assert select(d).branch_id == "side"
 
 
@@ -373,3 +373,16 @@ def test_load_keeps_the_documents_losses_and_adds_what_reading_it_recorded():
     export = Path(__file__).parent.parent / "corpus" / "continuity" / "08-checkpoints.json"
     converted = asif_convert.convert(export, to="asif")
     assert [loss.id for loss in asif_convert.load(export).losses] == [loss.id for loss in converted.losses]
+
+
+def test_a_real_continuity_export_with_forks_continues_its_active_branch():
+    """Read through the continuity reader, not built by hand: the export's own active branch."""
+    from asif_convert import request
+
+    doc = json.loads((CORPUS.parent / "continuity/05-forks.json").read_text())
+    result = request(json.dumps(doc).encode(), provider="openai-chat")
+    assert doc["session"]["active_branch_id"] == "br-05-alt-token-bucket"
+    sent = json.dumps(result.body)
+    text = {m["message_id"]: json.dumps(m["text_content"])[1:-1] for m in doc["messages"]}
+    assert text["msg-05-alt-7"] in sent and text["msg-05-main-3"] in sent  # its own, and its parent's before the fork
+    assert text["msg-05-redis-7"] not in sent and text["msg-05-main-6"] not in sent

@@ -24,7 +24,7 @@ PERMISSIVE_SCHEMA: dict[str, Any] = {"type": "object"}
 # Event kinds with no model input of their own and no meaning a request loses: lifecycle,
 # bookkeeping and explanation (a note "carries no execution meaning").
 _SILENT = frozenset({"execution_transition", "configuration_change", "context_checkpoint", "note"})
-_CONTINUITY = "agent-continuity"
+_CONTINUITY = "agent-continuity/1"  # the continuity format's namespace: where its reader keeps the export's own fields
 
 
 @dataclass(frozen=True, slots=True)
