@@ -117,7 +117,7 @@ def test_no_import_cycle():
 
 # The house's deferred imports, the one list of them: an import inside a function, made where
 # importing at the top would load, for every run, what only some runs use (docs/decisions.md,
-# 28 and 32). (file, function, module imported) -> why. Every other import is at the top of its
+# 28, 35 and 36). (file, function, module imported) -> why. Every other import is at the top of its
 # module, where it says what the module needs.
 DEFERRED = {
     ("__init__.py", "__getattr__", "asif_convert"):
@@ -129,6 +129,8 @@ DEFERRED = {
     ("_cli/common.py", "build_options", "asif_convert._registry"): "the formats, for the commands that name them",
     ("_cli/common.py", "build_options", "asif_convert.plugin"): "the plugin API, for the commands that convert",
     ("_registry.py", "_entry_points", "importlib.metadata"): "only where a distribution names the plugins' group",
+    ("_cli/batch.py", "_connect", "asif_convert.batch"): "Dask distributed, only for --scheduler",
+    ("batch/_storage.py", "remote", "asif_convert.batch"): "fsspec and its file systems, only for a URL",
     ("_validation/schemas.py", "_full", "jsonschema"): "python-jsonschema: only to explain an invalid document",
     ("_validation/schemas.py", "_full_meta", "jsonschema"):
         "python-jsonschema: only to explain a tool schema jsonschema-rs cannot vouch for",

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -64,6 +68,7 @@ from asif_convert._errors import (
     display_name,
 )
 from asif_convert._view import write_report
+from asif_convert.batch import _storage as storage
 
 
 def workers_option(text: str) -> int:
@@ -178,7 +183,43 @@ def _name_column(names: list[str], width: int) -> dict[str, Any]:
             "min_width": max((len(_tail(n, width)) for n in names), default=4)}
 
 
-def print_summary(summary: core.Summary, manifest: Path | None, console: Console, *, losses: bool = True) -> None:
+def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs: a VALUE that parses as JSON is that value (``true``, ``3``,
+    ``{"endpoint_url": ...}``), any other is the string itself."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="'--storage-option'")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+def _connect(address: str, timeout: float, quiet: bool) -> Any:
+    """The cluster, or one line and exit 2 (1 without the dask extra)."""
+    try:
+        from asif_convert.batch import _cluster  # the dask extra, loaded only for a cluster
+    except ImportError:
+        typer.echo("error: --scheduler needs Dask: pip install 'asif-convert[dask]'", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
+        cluster = _cluster.Cluster(address, timeout)
+    except UsageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.stderr.flush()
+        # a half-made client's finalizer would print a traceback as the interpreter exits
+        os._exit(EXIT_USAGE)
+    if not quiet:
+        typer.echo(f"batch: the Dask cluster at {address}: {cluster.workers} workers, {cluster.threads} threads",
+                   err=True)
+    return cluster
+
+
+def print_summary(summary: core.Summary, manifest: Path | str | None, console: Console, *,
+                  losses: bool = True) -> None:
     """Counts, throughput, top loss kinds, slowest files and failures."""
     s = summary
     title = "Batch interrupted" if s.interrupted else "Batch summary"
@@ -238,20 +279,47 @@ def print_summary(summary: core.Summary, manifest: Path | None, console: Console
         console.print("interrupted: run the same command again to convert the remaining files")
 
 
+# The options of batch alone (the rest are shared with the single-file commands).
+ReportHtmlOpt = Annotated[Path | None, typer.Option(
+    "--report-html", metavar="PATH", parser=path_option,
+    help="Also write the migration at a glance as one self-contained HTML page.")]
+PagesOpt = Annotated[Path | None, typer.Option(
+    "--pages", metavar="DIR", parser=path_option,
+    help="With --report-html: also write one page per converted file here, linked from the report.")]
+ArtifactsRootOpt = Annotated[Path | None, typer.Option(
+    "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
+    help="Embed artifact files found by their paths inside DIR only (one folder for every export).")]
+ArtifactsEachOpt = Annotated[str | None, typer.Option(
+    "--artifacts-each", metavar="TEMPLATE", help="Embed artifact files from each export's own folder: TEMPLATE, "
+    "relative to the export's folder; {stem} is its name without the extension ('{stem}': a.json's files are "
+    "in a/; '{stem}.artifacts', 'files/{stem}', '.').")]
+StorageOptionOpt = Annotated[list[str] | None, typer.Option(
+    "--storage-option", metavar="KEY=VALUE", help="For URLs: an option of their fsspec file system (repeatable; "
+    "VALUE is a JSON literal if it parses as one, else a string).")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", show_envvar=False,
+    help="Run on the Dask cluster of this scheduler (tcp://host:8786; default: $DASK_SCHEDULER_ADDRESS).")]
+ConnectTimeoutOpt = Annotated[float, typer.Option(
+    "--connect-timeout", metavar="SECONDS", min=0.1, help="How long to wait for the scheduler.")]
+BreakLockOpt = Annotated[bool, typer.Option(
+    "--break-lock", help="Take a remote OUTDIR's lock even if it looks held (its run is known to be gone).")]
+
+
 def batch(
     sources: Annotated[list[str], typer.Argument(metavar="SRC...", parser=path_text,
                                                  help="Files, folders (walked recursively) or glob patterns "
                                                       "(quote them; ** recurses).")],
-    outdir: Annotated[Path, typer.Option("-o", "--output", metavar="OUTDIR", parser=path_option,
-                                         help="Folder for the outputs; the input tree is mirrored under it.")],
+    outdir: Annotated[str, typer.Option("-o", "--output", metavar="OUTDIR", parser=path_text,
+                                        help="Folder (or fsspec URL: s3://, gs://, az://) for the outputs; the "
+                                             "input tree is mirrored under it.")],
     to: Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")],
     source: Annotated[str | None, typer.Option("--from", metavar="FORMAT", help="Force the input format (default: "
                                                "detected per file).")] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", metavar="N", parser=workers_option,
                                                 help="Worker processes (default: the CPU count; 0 converts in "
                                                      "this process).")] = None,
-    manifest: Annotated[Path | None, typer.Option("--manifest", metavar="PATH", parser=path_option,
-                                                  help="The JSONL manifest (default: OUTDIR/manifest.jsonl).")] = None,
+    manifest: Annotated[str | None, typer.Option("--manifest", metavar="PATH", parser=path_text,
+                                                 help="The JSONL manifest (default: OUTDIR/manifest.jsonl).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "
                                         "converted.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
@@ -266,23 +334,18 @@ def batch(
     max_bytes: MaxBytesOpt = LIM.max_bytes,
     max_depth: MaxDepthOpt = LIM.max_depth,
     max_string: MaxStringOpt = LIM.max_string,
-    report_html: Annotated[Path | None, typer.Option("--report-html", metavar="PATH", parser=path_option,
-                                                     help="Also write the migration at a glance as one "
-                                                          "self-contained HTML page.")] = None,
-    pages: Annotated[Path | None, typer.Option("--pages", metavar="DIR", parser=path_option,
-                                               help="With --report-html: also write one page per converted "
-                                                    "file here, linked from the report.")] = None,
+    report_html: ReportHtmlOpt = None,
+    pages: PagesOpt = None,
     package: Annotated[bool, typer.Option("--package", help="Write ASIF packages (.asif.zip): each session with "
                                           "the files it embeds.")] = False,
-    artifacts_root: Annotated[Path | None, typer.Option(
-        "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
-        help="Embed artifact files found by their paths inside DIR only (one folder for every export).")] = None,
-    artifacts_each: Annotated[str | None, typer.Option(
-        "--artifacts-each", metavar="TEMPLATE", help="Embed artifact files from each export's own folder: TEMPLATE, "
-        "relative to the export's folder; {stem} is its name without the extension ('{stem}': a.json's files are "
-        "in a/; '{stem}.artifacts', 'files/{stem}', '.').")] = None,
+    artifacts_root: ArtifactsRootOpt = None,
+    artifacts_each: ArtifactsEachOpt = None,
     artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
+    storage_option: StorageOptionOpt = None,
+    scheduler: SchedulerOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    break_lock: BreakLockOpt = False,
     source_pointers: Annotated[bool, typer.Option(
         "--source-pointers", help="To ASIF: carry each export as a resource and point every event at its record. "
                                   "To continuity: point every record back at the ASIF records it came from.")] = False,
@@ -294,6 +357,7 @@ def batch(
     interrupted (rerun to resume).
     """
     check_formats(to, source)
+    storage_options = parse_storage_options(storage_option or [])
     if pages is not None and report_html is None:
         raise typer.BadParameter("--pages needs --report-html (the report links to the pages)", param_hint="'--pages'")
     options = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
@@ -305,23 +369,52 @@ def batch(
     if not quiet:
         progress = TerminalProgress(err_console) if err_console.is_terminal else PlainProgress()
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
-    manifest_path = manifest if manifest is not None else outdir / core.MANIFEST_NAME
+    manifest_path = _manifest_path(manifest, outdir, report_html)
     losses = on_loss is not LossPolicy.ignore
-    _migrate(sources, outdir, summary, manifest_path, quiet=quiet, losses=losses, to=to, source=source,
-             options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
-             workers=workers, force=force, pattern=pattern, progress=progress, package=package,
-             artifacts_each=artifacts_each)
+    with _runs_on(scheduler, connect_timeout, workers, quiet) as where:
+        _migrate(sources, outdir, summary, manifest_path, quiet=quiet, losses=losses, to=to, source=source,
+                 options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
+                 force=force, pattern=pattern, progress=progress, package=package, artifacts_each=artifacts_each,
+                 storage_options=storage_options, break_lock=break_lock, **where)
     if not quiet:
         print_summary(summary, manifest_path, Console(), losses=losses)
     code = summary.exit_code
     if report_html is not None:
-        code = _write_report_html(manifest_path, report_html, outdir, pages, code, quiet=quiet)
+        code = _write_report_html(Path(manifest_path), report_html, Path(outdir), pages, code, quiet=quiet)
     sys.stdout.flush()
     raise typer.Exit(code)
 
 
-def _migrate(sources: list[str], outdir: Path, summary: core.Summary, manifest: Path, *, quiet: bool, losses: bool,
-             **settings: Any) -> None:
+def _manifest_path(manifest: str | None, outdir: str, report_html: Path | None) -> Path | str:
+    """The manifest's path (a URL stays a string), the default OUTDIR/manifest.jsonl."""
+    manifest_path = storage.manifest_at(manifest if manifest is not None else True, outdir)
+    assert manifest_path is not None, "a named or default manifest is never None"
+    if report_html is not None and (storage.is_url(storage.local_form(outdir)) or isinstance(manifest_path, str)):
+        raise typer.BadParameter("the report reads a local OUTDIR and manifest", param_hint="'--report-html'")
+    return manifest_path
+
+
+@contextmanager
+def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: bool) -> Iterator[dict[str, Any]]:
+    """Where the tasks run, as migrate's settings: local worker processes, or the threads of the
+    cluster of ``scheduler``, which is closed at the end."""
+    if not scheduler:
+        yield {"workers": workers}
+        return
+    if workers is not None:
+        raise typer.BadParameter("a cluster runs as many tasks as it has threads; --workers is for local processes",
+                                 param_hint="'--workers'")
+    cluster = _connect(scheduler, timeout, quiet)
+    try:
+        # a bounded window: a few tasks per thread in the scheduler, whatever the archive's size
+        yield {"workers": min(cluster.threads, core.MAX_WORKERS), "executor": cluster.executor,
+               "max_in_flight": 2 * cluster.threads}
+    finally:
+        cluster.close()  # the scheduler cancels what this run left (after Ctrl-C)
+
+
+def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: Path | str, *, quiet: bool,
+             losses: bool, **settings: Any) -> None:
     """Run the migration; what stops it before its end becomes its message and exit code (an
     interrupt: the summary so far, exit 130)."""
     try:

@@ -23,15 +23,14 @@ from asif_convert._errors import ConversionError
 from asif_convert._limits import Limits
 from asif_convert._registry import get, registry
 from asif_convert._version import __version__
+from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import Skipper, check_template
-from asif_convert.batch._discover import Found, Refused, check_sources, classify, discover, inside
-from asif_convert.batch._lock import OutdirLock
+from asif_convert.batch._discover import Found, Refused
 from asif_convert.batch._manifest import Manifest
 from asif_convert.batch._paths import PACKAGE_EXTENSION, output_path
 from asif_convert.batch._records import (
     DEFAULT_PATTERN,
     INTERNAL,
-    MANIFEST_NAME,
     REFUSED,
     UNCHANGED,
     FileResult,
@@ -107,8 +106,13 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             manifest: str | os.PathLike[str] | bool = True, force: bool = False, pattern: str = DEFAULT_PATTERN,
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
-            summary: Summary | None = None, package: bool = False, artifacts_each: str | None = None) -> Report:
+            summary: Summary | None = None, package: bool = False, artifacts_each: str | None = None,
+            storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> Report:
     """Convert every file under ``sources`` (one path, or several) into ``outdir``, mirroring the tree.
+
+    ``sources``, ``outdir`` and ``manifest`` may be fsspec URLs (``s3://bucket/exports/``, with
+    the ``s3``, ``gcs`` or ``azure`` extra): ``storage_options`` go to their file systems, and
+    ``break_lock`` takes a remote OUTDIR's lock object whatever it says (see docs/batch.md).
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
     ``Client.get_executor()``; pass ``workers`` to say how many tasks it runs at once); by default
@@ -132,6 +136,52 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     """
     options = options or Options()
     limits = limits or Limits()
+    _check_settings(to, source, options, workers, package, artifacts_each)
+    storage_options = dict(storage_options or {})
+    srcs = storage.checked_sources([sources] if isinstance(sources, str | os.PathLike) else sources, storage_options)
+    out_arg = storage.local_form(outdir)
+    remote_out = storage.is_url(out_arg)
+    if (remote_out or any(storage.is_url(s) for s in srcs)) and (artifacts_each or options.artifacts_root):
+        raise UsageError("artifact folders are read from local sources into a local OUTDIR only")
+    out = Path(out_arg)
+    roots = tuple(storage.source_root(s) for s in srcs)
+    out_abs, out_real = _outdir_forms(out_arg, srcs, roots)
+    spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=out_abs,
+                outdir_real=out_real, roots=roots,
+                settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
+                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
+                artifacts_each=artifacts_each, storage_options=storage_options)
+    mpath = storage.manifest_at(manifest, out_abs)
+
+    run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
+               force=force, keep_results=keep_results, on_result=on_result, progress=progress,
+               summary=summary if summary is not None else Summary())
+    if mpath is not None:
+        run.refuse_an_output_at(mpath, "the manifest (--manifest)")
+    if not remote_out:
+        with _cannot_start():
+            out.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as held:
+        with _cannot_start():
+            held.enter_context(storage.lock(out_abs if remote_out else os.fspath(out), storage_options,
+                                            break_lock=break_lock))
+            if not remote_out:
+                clean_stale_temps(spec.outdir)
+            # before any worker starts: it may refuse the file
+            book = storage.open_manifest(os.fspath(mpath), fresh=force, run=spec.run,
+                                         storage_options=storage_options) if mpath else None
+        try:
+            with _Pool(executor, workers) as pool:
+                run.execute(book, pool, max_in_flight, chunk_size)
+        finally:
+            if book is not None:
+                book.close()
+    return Report(results=run.results, summary=run.summary, manifest=mpath)
+
+
+def _check_settings(to: str, source: str | None, options: Options, workers: int | None, package: bool,
+                    artifacts_each: str | None) -> None:
+    """Refuse (UsageError) the settings that name no format or cannot go together."""
     for name in filter(None, (to, source)):
         try:
             get(name)
@@ -146,40 +196,21 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
                              "(artifacts_each), not both")
     if workers is not None and not 0 <= workers <= MAX_WORKERS:
         raise UsageError(f"workers must be from 0 (converts in this process) to {MAX_WORKERS}")
-    srcs = check_sources([sources] if isinstance(sources, str | os.PathLike) else sources)
-    out = Path(outdir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out} exists and is not a directory")
-    roots = tuple(os.path.realpath(classify(s).base) for s in srcs)
-    for arg, root in zip(srcs, roots, strict=True):
-        if inside(root, [os.path.realpath(out)]):
-            raise UsageError(f"the source {arg} lies inside OUTDIR {out}; choose an OUTDIR outside the sources")
-    spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=os.path.abspath(out),
-                outdir_real=os.path.realpath(out), roots=roots,
-                settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
-                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
-                artifacts_each=artifacts_each)
-    mpath = out / MANIFEST_NAME if manifest is True else (Path(manifest) if manifest else None)
 
-    run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
-               force=force, keep_results=keep_results, on_result=on_result, progress=progress,
-               summary=summary if summary is not None else Summary())
-    if mpath is not None:
-        run.refuse_an_output_at(mpath, "the manifest (--manifest)")
-    with _cannot_start():
-        out.mkdir(parents=True, exist_ok=True)
-    with ExitStack() as held:
-        with _cannot_start():
-            held.enter_context(OutdirLock(out))
-            clean_stale_temps(spec.outdir)
-            book = Manifest(mpath, fresh=force) if mpath else None  # before any worker starts: it may refuse the file
-        try:
-            with _Pool(executor, workers) as pool:
-                run.execute(book, pool, max_in_flight, chunk_size)
-        finally:
-            if book is not None:
-                book.close()
-    return Report(results=run.results, summary=run.summary, manifest=mpath)
+
+def _outdir_forms(out_arg: str, srcs: list[str], roots: tuple[str, ...]) -> tuple[str, str]:
+    """OUTDIR's absolute and real forms (for a URL, its canonical form, both); refused
+    (UsageError) when it is not a folder or a source lies inside it."""
+    if storage.is_url(out_arg):
+        out_abs = out_real = storage.remote().canonical(out_arg)
+    else:
+        if os.path.exists(out_arg) and not os.path.isdir(out_arg):
+            raise UsageError(f"{Path(out_arg)} exists and is not a directory")
+        out_abs, out_real = os.path.abspath(out_arg), os.path.realpath(out_arg)
+    for arg, root in zip(srcs, roots, strict=True):
+        if storage.inside(root, [out_real]):
+            raise UsageError(f"the source {arg} lies inside OUTDIR {out_arg}; choose an OUTDIR outside the sources")
+    return out_abs, out_real
 
 
 @contextmanager
@@ -353,15 +384,15 @@ class _Run:
         if self.on_result is not None:
             self.on_result(rec)
 
-    def refuse_an_output_at(self, path: Path, what: str) -> None:
-        """Refuse the run (UsageError) when one of its outputs would be written at ``path``, which
-        holds something else: outputs replace what is there. Only a name that ends as an output's
-        can be one, so only then are the sources walked."""
-        real = os.path.realpath(path)
+    def refuse_an_output_at(self, path: Path | str, what: str) -> None:
+        """Refuse the run (UsageError) when one of its outputs would be written at ``path`` (a
+        local path or a URL), which holds something else: outputs replace what is there. Only a
+        name that ends as an output's can be one, so only then are the sources walked."""
+        real = storage.real_form(os.fspath(path))
         extension = PACKAGE_EXTENSION if self.spec.package else get(self.spec.to).extension
-        if not path.name.endswith(extension) or not inside(real, [self.spec.outdir_real]):
+        if not os.fspath(path).endswith(extension) or not storage.inside(real, [self.spec.outdir_real]):
             return
-        rel = Path(os.path.relpath(real, self.spec.outdir_real)).as_posix()
+        rel = storage.relative(real, self.spec.outdir_real)
         for item in self._discover():
             try:
                 mine = item.rel and output_path(item.rel, self.spec.to, self.spec.package) == rel
@@ -375,12 +406,13 @@ class _Run:
         """The files of the run, each once: a file reached twice at the same relative path (a
         source named twice, a folder and a file in it) is one input. Both passes use this."""
         seen: set[tuple[str, tuple[str, ...] | None]] = set()
-        for item in discover(self.srcs, pattern=self.pattern, exclude=self.exclude):
+        for item in storage.find_inputs(self.srcs, pattern=self.pattern, exclude=self.exclude,
+                                        storage_options=self.spec.storage_options):
             named = isinstance(item, Found) and not item.confined  # taken as given
             if self.skipper is not None and item.rel and not named \
                     and self.skipper.skipped(item.path, len(item.rel) - 1):
                 continue
-            key = (os.path.realpath(item.path), item.rel)
+            key = (storage.identity(item.path), item.rel)
             if key not in seen:
                 seen.add(key)
                 yield item

@@ -86,7 +86,7 @@ class Report:
 
     results: list[FileResult]
     summary: Summary
-    manifest: Path | None
+    manifest: Path | str | None  # a str for a URL
 
     @property
     def exit_code(self) -> int:

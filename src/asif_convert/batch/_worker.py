@@ -7,22 +7,20 @@ import gc
 import hashlib
 import os
 import signal
-import stat
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from asif_convert import _jsonio as jsonio
 from asif_convert._artifacts import ArtifactFiles, reads_digest, replay_digest
 from asif_convert._errors import ConversionError, InvalidInput, LossPolicyError, OutputError, Problem
 from asif_convert._limits import Limits
 from asif_convert._pipeline import convert
+from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import folder_for
-from asif_convert.batch._discover import inside
-from asif_convert.batch._paths import Unsafe, safe_target
+from asif_convert.batch._paths import Unsafe
 from asif_convert.batch._records import (
     INTERNAL,
     INVALID,
@@ -57,6 +55,7 @@ class Spec:
     run: str
     package: bool = False  # write ASIF packages (.asif.zip)
     artifacts_each: str | None = None  # each export's artifacts folder, a template (see _artifact_folders)
+    storage_options: dict[str, Any] = field(default_factory=dict)  # for URLs: what fsspec's file systems take
 
     def options_for(self, path: str) -> Options:
         """The options of one file: with ``artifacts_each``, its own artifacts folder."""
@@ -117,10 +116,7 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     res = FileResult(input=task.input, output=task.output, status=OK, target_format=spec.to,
                      settings=spec.settings, run=spec.run, worker=f"pid {os.getpid()}")  # no host names in outputs
     try:
-        if task.confined and not inside(os.path.realpath(task.input), spec.roots):
-            raise Unsafe("the input now resolves outside the source roots")
-        # (refuses an oversized file from its size, unread, and whatever replaced the file found)
-        data, _ = jsonio.read_input(task.input, spec.limits, regular=True)
+        data = storage.read_input(spec, task.input, task.confined)
     except Unsafe as exc:
         return _finish(res, t0, status=REFUSED, error=str(exc))
     except InvalidInput as exc:
@@ -154,14 +150,14 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     output = result.output
     del result
     try:
-        target = safe_target(spec.outdir, spec.outdir_real, task.output)
-        jsonio.write_output(target, output)
+        storage.write_output(spec, task.output, output)
     except Unsafe as exc:
         return _finish(res, t0, status=REFUSED, error=str(exc))
     except ConversionError as exc:  # jsonio's OutputError: no permission, no space, a folder in the way
         return _finish(res, t0, status=UNWRITABLE, error=str(exc))
     except OSError as exc:  # creating the output's folders
-        return _finish(res, t0, status=UNWRITABLE, error=f"cannot write {target}: {exc.strerror or exc}")
+        return _finish(res, t0, status=UNWRITABLE, error=f"cannot write {storage.join(spec.outdir, task.output)}: "
+                                                             f"{exc.strerror or exc}")
     res.output_bytes = len(output)
     res.output_sha256 = hashlib.sha256(output).hexdigest()
     res.seconds["write"] = round(time.perf_counter() - t_conv, 6)
@@ -174,11 +170,7 @@ def _unchanged(spec: Spec, task: Task, res: FileResult, options: Options) -> boo
     expect = task.expect
     if expect is None or expect.input_sha256 != res.input_sha256:
         return False
-    try:
-        st = os.lstat(os.path.join(spec.outdir, *task.output.split("/")))  # a planted symlink is no output
-    except OSError:
-        return False
-    if not stat.S_ISREG(st.st_mode) or st.st_size != expect.output_bytes:
+    if storage.output_size(spec, task.output) != expect.output_bytes:
         return False
     if options.artifacts_root is None:
         return True
