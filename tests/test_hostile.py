@@ -479,7 +479,8 @@ def test_nesting_inside_a_session(tmp_path):
     doc["messages"][0]["content_json"] = json.loads("[" * 253 + "]" * 253)
     refused(tmp_path, dumps(doc), "/events/0/data/parts/1/value" + "/0" * 250,
             "in the output: arrays and objects are nested more than 256 levels deep here (--max-depth 256), so it "
-            "could not be read back with the same limits; raise --max-depth to convert this input", rule="limit")
+            "could not be read back with the same limits; --max-depth 259 converts this input and reads its output "
+            "back", rule="limit")
     doc["messages"][0]["content_json"] = json.loads("[" * 250 + "]" * 250)  # 253 in all: 256 once converted
     converted(tmp_path, doc)
 
@@ -491,7 +492,8 @@ def test_output_limits_hold_without_output_validation(tmp_path):
     doc["messages"][0]["content_json"] = json.loads("[" * 253 + "]" * 253)
     refused(tmp_path, dumps(doc), "/events/0/data/parts/1/value" + "/0" * 250,
             "in the output: arrays and objects are nested more than 256 levels deep here (--max-depth 256), so it "
-            "could not be read back with the same limits; raise --max-depth to convert this input", "--no-validate",
+            "could not be read back with the same limits; --max-depth 259 converts this input and reads its output "
+            "back", "--no-validate",
             rule="limit")
     doc["messages"][0]["content_json"] = json.loads("[" * 250 + "]" * 250)
     converted(tmp_path, doc, "from-continuity", "--no-validate")

@@ -4,6 +4,7 @@ before expensive work, deterministic encoding, and atomic writes."""
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import stat
@@ -22,6 +23,7 @@ from asif_convert._limits import (
     check_value,
     deep_nesting_problem,
     huge_integer_problem,
+    nesting,
     out_of_range_problem,
 )
 
@@ -197,7 +199,8 @@ class StreamedEncoding:
             # compact, a slice is checked as it is written: after the head's "[" or a ","
             written = ((b"[" if first else b",") + joined) if self.compact else b"[" + joined + b"]"
             del joined
-            check_output(written, values, self.limits, self.source, at=(self.key,), start=self.count, items=items)
+            check_output(written, values, self.limits, self.source, at=(self.key,), start=self.count, items=items,
+                         rest=lambda: max(nesting(msgspec.to_builtins(self.head)), self._nesting(self.items)))
             self.count += len(values)
             del values, items
             if self.compact:
@@ -225,13 +228,19 @@ class StreamedEncoding:
                 break
         return (values, items) if values else None
 
+    @staticmethod
+    def _nesting(items: Iterator[Any]) -> int:
+        """How deep the output nests ``items`` of its list (which sits in the document's object)."""
+        return max((2 + nesting(msgspec.to_builtins(v)) for v in items), default=0)
+
     def _check_head(self, head: bytes) -> InvalidInput | None:
         """Check the head against the limits (the length of its encoding is what counts). A
         refusal is raised now, unless it names a place after the items' list: then it is
         returned, for the caller to raise once the items are checked, so that of several
         places, the output's first in document order is named, as for a whole document."""
+        self.items, pending = itertools.tee(self.items)  # read ahead only to say how deep the items are
         try:
-            check_output(head, self.head, self.limits, self.source)
+            check_output(head, self.head, self.limits, self.source, rest=lambda: self._nesting(pending))
         except InvalidInput as exc:
             member = exc.problems[0].path.split("/")[1:2]
             name = pointer_segment(member[0]) if member else None

@@ -22,6 +22,7 @@ import gc
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain, compress
 from typing import Any
@@ -164,7 +165,7 @@ def check_value(data: bytes, doc: Any, limits: Limits, source: str) -> None:
 
 
 def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[str, ...] = (),
-                 start: int = 0, items: list[bytes] | None = None) -> None:
+                 start: int = 0, items: list[bytes] | None = None, rest: Callable[[], int] | None = None) -> None:
     """Refuse to write an output (``doc``, encoded as ``data``) whose structure could not be read
     back under the limits it was written with: a conversion adds levels (an ASIF event holds a
     continuity message's content three levels down, a residual holds ASIF values deeper still)
@@ -180,15 +181,20 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[s
     ``at``, the slice's first item at index ``start`` of it, checked as part of the whole. The
     compact encodings of its items (``data`` is them joined by ``,``, after a ``[`` or ``,``),
     when given, usually prove the slice within the limits without a look at its values
-    (:func:`_within_limits`)."""
+    (:func:`_within_limits`). ``rest``, called only when the output is too deep: the nesting of
+    the parts of the output not in ``doc``, so that the refusal names the ``--max-depth`` the
+    whole output needs."""
     strings = may_hold_long_strings(data, limits.max_string)
     if items is not None and not strings and _within_limits(data, items, limits.max_depth - len(at) - 1):
         return
     found = _walk(doc, limits, strings, len(at))
     if found is not None:
         problem = _locate(msgspec.to_builtins(doc), found, limits, at, start)  # (structs as JSON values)
-        flag = {"depth": "--max-depth", "string": "--max-string"}.get(found)
-        advice = f"; raise {flag} to convert this input" if flag else ""
+        if found == "depth":  # the limit it needs: the whole output's nesting
+            needed = max(len(at) + nesting(msgspec.to_builtins(doc)), rest() if rest is not None else 0)
+            advice = f"; --max-depth {needed} converts this input and reads its output back"
+        else:
+            advice = "; raise --max-string to convert this input" if found == "string" else ""
         raise InvalidInput([Problem(rule=problem.rule, path=problem.path,
                                     message=f"in the output: {problem.message}, so it could not be read back "
                                             f"with the same limits{advice}")], source)
@@ -199,6 +205,15 @@ def check_output(data: bytes, doc: Any, limits: Limits, source: str, at: tuple[s
 _NUMBERS = bytes((0x30 if 0x30 <= c <= 0x39 else 0x3A if c in b":,[" else 0x2D if c == 0x2D else 0x20)
                  for c in range(256))
 _LARGE = (b":" + b"0" * 16, b":-" + b"0" * 16)  # 2^53 has 16 digits: a number beyond ±(2^53 − 1) has as many
+
+
+def nesting(value: Any) -> int:
+    """How many arrays and objects deep ``value`` (JSON values) is: 0 for a scalar, 1 for ``[]``."""
+    level, values = 0, [value]
+    while containers := [v for v in values if type(v) in (dict, list)]:
+        level += 1
+        values = [v for c in containers for v in (c.values() if type(c) is dict else c)]
+    return level
 
 
 def _within_limits(data: bytes, items: list[bytes], room: int) -> bool:

@@ -14,7 +14,7 @@ from asif_convert import ir
 from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec, codec_for
 from asif_convert._errors import Problem
-from asif_convert._formats.continuity import NAMESPACE, artifacts, pointers, reader, residual, writer
+from asif_convert._formats.continuity import NAMESPACE, artifacts, pointers, reader, residual, state, writer
 from asif_convert._jsonio import drained
 from asif_convert._ledger import Ledger
 from asif_convert._mapping import MappingTable, load_table
@@ -207,7 +207,10 @@ def _implied_state(doc: ir.Document, plain: ir.Document) -> ir.Document:
 
 
 def _same_state(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    said = {k: v for k, v in old.items() if not (k in ("status", "sequence") and k not in new)}
+    # a foreign state (a sequence of 0, a status no enum has) was not written into the export:
+    # it implies nothing, and only the residual brings it back
+    implied = ("status", "sequence") if state.decode(old, state.EventState) is not None else ()
+    said = {k: v for k, v in old.items() if not (k in implied and k not in new)}
     if "template" in said and "dialect" in new:
         return _without_group(said) == _without_group(new)
     return said == new

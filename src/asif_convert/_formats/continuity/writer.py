@@ -114,7 +114,8 @@ class _Writer:
             if r.purpose == "native" and _STATE_FIELDS <= n.keys() and (state := self.native_state(r, n)):
                 states.append(state)
                 came["native_states"].append([f"/resources/{i}"])
-            elif r.purpose == "artifact" and r.original_location is not ir.UNSET and _ARTIFACT_FIELDS <= n.keys():
+            # (an artifact's path is never empty in continuity: a resource whose location is stays residual)
+            elif r.purpose == "artifact" and r.original_location and _ARTIFACT_FIELDS <= n.keys():
                 artifacts.append(self.artifact(r, n))
                 came["artifacts"].append([f"/resources/{i}"])
         for key, records in (("native_states", states), ("artifacts", artifacts)):

@@ -96,7 +96,10 @@ def fill(template: Any, pieces: dict[str, list[Any]]) -> Any:
 
 
 def embedded(rid: str, media_type: str, data: str) -> ir.Resource | None:
-    """An embedded resource for strict base64 ``data``, or None when it does not decode."""
+    """An embedded resource for strict base64 ``data``, or None when it does not decode or names
+    no media type (ASIF requires one: the block stays as it is written)."""
+    if not media_type:
+        return None
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
