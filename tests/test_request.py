@@ -369,3 +369,66 @@ def test_an_empty_or_broken_history_is_refused(tmp_path):
     broken.write_text("{not json")
     run = _run(CliRunner(), "request", str(broken), "--for", "google-genai")
     assert run.exit_code == 1 and str(broken.name) in run.stderr
+
+
+# --- inputs no one writes on purpose: each gives a body the API takes, or a refusal ----------------
+
+
+def _calls(*calls: tuple[str, str], answered: bool = True) -> dict[str, Any]:
+    """An OpenAI Chat session: one assistant message calling (id, name) for each call, answered."""
+    tool_calls = [{"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+                  for cid, name in calls]
+    answers = [("tool", {"role": "tool", "tool_call_id": cid, "content": "ok"}) for cid, _ in calls] if answered else []
+    return sb.export(("user", "go"), ("assistant", {"role": "assistant", "content": None, "tool_calls": tool_calls}),
+                     *answers)
+
+
+def test_two_calls_of_one_id_are_refused_naming_both():
+    """An edited session whose two calls share an id: to every API they would be one call."""
+    session = asif_convert.convert(json.dumps(_calls(("c1", "f"))).encode(), to="asif").document
+    call = next(e for e in session["events"] if e["kind"] == "tool_call")
+    last = max(e["sequence"] for e in session["events"])
+    session["events"].append({**call, "id": "again", "sequence": last + 1})
+    session["branches"][0]["event_ids"].append("again")
+    session["branches"][0]["head_event_id"] = "again"
+    for checkpoint in session["checkpoints"]:
+        checkpoint["at_event_id"] = "again"
+    with pytest.raises(InvalidInput, match="share the call id 'c1'"):
+        asif_convert.request(json.dumps(session).encode(), provider="anthropic-messages", pending="as-error")
+
+
+def test_a_chat_call_id_longer_than_chat_takes_is_rewritten_the_same_at_its_answer():
+    long_id = "c" * 300
+    body = _request(_calls((long_id, "f")), "openai-chat")
+    call = body.body["messages"][1]["tool_calls"][0]["id"]
+    assert len(call) <= 40 and body.body["messages"][2]["tool_call_id"] == call
+    assert "id_rewritten" in {loss.kind for loss in body.losses}
+    check_body("openai-chat", body.body)
+
+
+def test_a_rewritten_tool_name_never_meets_another_tools_name():
+    selection = _selection(_message("e1", "user", "q"))
+    tools = (ir.Tool(id="a", name="my tool", description="", input_schema={"type": "object"}),
+             ir.Tool(id="b", name="my_tool", description="", input_schema={"type": "object"}),
+             ir.Tool(id="c", name="my_tool", description="", input_schema={"type": "object"}))
+    selection = Selection(document=ir.Document(session=ir.Session(id="s"), tools=list(tools)), branch_id="main",
+                          context_id=None, instructions=(), tools=tools, inputs=selection.inputs, losses=())
+    for target in TARGETS:
+        body, losses = PROVIDERS[target](selection)
+        text = json.dumps(body)
+        names = [n for n in ("my_tool",) if f'"{n}"' in text]
+        assert names == ["my_tool"], target  # the tool's own name, once
+        assert text.count('"my_tool"') == 1, target  # the second my_tool is not defined again
+        assert {"name_rewritten", "tool_not_offered"} <= {loss.kind for loss in losses}, target
+
+
+def test_an_empty_message_takes_no_turn_and_a_loss_says_so():
+    selection = _selection(_message("e1", "user", ""), _message("e2", "assistant", "a"),
+                           _message("e3", "user", "q"))
+    for target in ("anthropic-messages",):
+        _, losses = PROVIDERS[target](selection)
+        assert any(loss.kind == "part_dropped" and "e1" in json.dumps(msgspec_refs(loss)) for loss in losses), target
+
+
+def msgspec_refs(loss: ir.Loss) -> list[str]:
+    return [r.id for r in loss.references] if isinstance(loss.references, list) else []

@@ -55,6 +55,7 @@ class Renderer:
     def __post_init__(self) -> None:
         self.resources = {r.id: r for r in self.selection.document.resources}
         self.tools = {t.id: t for t in self.selection.document.tools}
+        self.tools_by_name = {t.name for t in self.selection.document.tools if pattern_free(t.name)}
         self.server_calls = {i.call_id for i in self.selection.inputs if i.kind == "tool_call"
                              and isinstance(getattr(self.tools.get(i.tool_id or ""), "server_identity", None), str)}
 
@@ -96,6 +97,9 @@ class Renderer:
             if not cleaned[:1].isalpha() and cleaned[:1] != "_":
                 cleaned = f"t_{cleaned}"
             fitted = f"{cleaned[:55]}_{_digest(name)[:8]}" if len(cleaned) > 64 or cleaned != name else cleaned
+            taken = {v for k, v in self._names.items() if k != name} | set(self.tools_by_name)
+            if fitted in taken:  # two names never meet: not even a rewritten one and a tool's own
+                fitted = f"{cleaned[:40]}_{_digest(name)}"
             self._names[name] = fitted
             self.loss("name_rewritten", name, f"tool name {name!r} does not fit the API's name syntax; it is sent "
                       f"as {fitted!r} in the tool list and every call", ref)
@@ -243,6 +247,9 @@ def turns(r: Renderer, rendered: list[Rendered]) -> list[tuple[str, list[dict[st
     last: Input | None = None
     for i, blocks in rendered:
         if not blocks:
+            if i.kind == "message" and not any(_said(p) for p in i.parts):
+                r.loss("part_dropped", "empty message", "a message with nothing to say (no parts, or only empty "
+                       "text) takes no turn: an API refuses an empty message", i.id)
             continue
         if out and out[-1][0] == side(i):
             out[-1][1].extend(blocks)
@@ -253,6 +260,10 @@ def turns(r: Renderer, rendered: list[Rendered]) -> list[tuple[str, list[dict[st
             out.append((side(i), list(blocks)))
         last = i
     return out
+
+
+def _said(part: ir.Part) -> bool:
+    return not isinstance(part, ir.TextPart) or bool(part.text)
 
 
 def record(i: Input) -> str:
@@ -295,13 +306,18 @@ def json_arguments(r: Renderer, item: Input) -> str:
 def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:
     """The tools to define, by fitted name: a tool someone else runs (a provider's server tool,
     an MCP server's) is not the caller's to define."""
-    out = []
+    out: list[tuple[str, ir.Tool]] = []
     for tool in r.selection.tools:
         if isinstance(tool.server_identity, str):
             r.loss("tool_not_offered", tool.id, f"tool {tool.name!r} is run by {tool.server_identity!r}, not by "
                    "the caller: it is not defined as a function; its calls in the history are sent as text")
             continue
-        out.append((r.fit_name(tool.name, pattern), tool))
+        name = r.fit_name(tool.name, pattern)
+        if any(name == n for n, _ in out):
+            r.loss("tool_not_offered", tool.id, f"tool {tool.id!r} has the name {tool.name!r} of a tool offered "
+                   "before it, and an API takes one definition per name: it is not defined again")
+            continue
+        out.append((name, tool))
     return out
 
 
@@ -329,6 +345,11 @@ def server_text(r: Renderer, item: Input) -> str:
     texts = [p.text if isinstance(p, ir.TextPart) else msgspec.json.encode(p.value).decode()
              if isinstance(p, ir.StructuredPart) else "" for p in item.parts]
     return f"[result ({item.outcome}): {' '.join(t for t in texts if t)}]"
+
+
+def pattern_free(name: str) -> bool:
+    """Whether a tool's name is sent as it is (it fits every API's name syntax)."""
+    return NAME_SYNTAX.fullmatch(name) is not None
 
 
 def _digest(text: str) -> str:

@@ -7,6 +7,7 @@ carry text only; the API takes no reasoning, and a tool message no error flag.""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -15,6 +16,8 @@ from asif_convert._request.common import NAME_SYNTAX, Renderer, arrange, json_ar
 from asif_convert._request.selection import Input, Selection
 
 NAME = "openai-chat"
+# Chat takes a tool call id of at most 40 characters (longer ones are rewritten, with a loss)
+_ID = re.compile(r".{1,40}", re.DOTALL)
 _AUDIO = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 
 
@@ -27,7 +30,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     open_calls = False  # whether the last message is an assistant message calls may join
     for i in arrange(r):
         if i.kind == "tool_call":
-            call = {"id": i.call_id, "type": "function",
+            call = {"id": r.fit_id(i.call_id or "", _ID, i.id), "type": "function",
                     "function": {"name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id),
                                  "arguments": json_arguments(r, i)}}
             if open_calls:
@@ -41,7 +44,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
             if i.outcome in ("error", "cancelled"):  # (unknown: what these APIs say of every result)
                 r.loss("outcome_adapted", i.outcome or "unknown", f"a tool result of outcome {i.outcome!r} is sent "
                        "as a tool message, which has no outcome: only its text says how the call ended", i.id)
-            messages.append({"role": "tool", "tool_call_id": i.call_id,
+            messages.append({"role": "tool", "tool_call_id": r.fit_id(i.call_id or "", _ID, i.id),
                              "content": "\n".join(r.texts(i, "a tool message holds text only"))})
         elif i.role == "assistant":
             texts = r.texts(i, "an assistant message holds text only")

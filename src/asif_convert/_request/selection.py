@@ -113,9 +113,22 @@ class _Selector:
             raise self.refuse(where, f"{'context' if context else 'branch'} '{context or branch_id}' has no "
                               "message, tool call or tool result to continue from")
         inputs = self.settle_pending(inputs, pending, context)
+        self.one_call_per_id(inputs)
         return Selection(document=self.doc, branch_id=branch_id, context_id=context,
                          instructions=self.instructions(configuration), tools=tuple(tools),
                          inputs=tuple(inputs), losses=tuple(self.losses))
+
+    def one_call_per_id(self, inputs: list[Input]) -> None:
+        """Two calls of one id would be one call to every API (its results answer both): refused."""
+        seen: dict[str, Input] = {}
+        for item in inputs:
+            if item.kind != "tool_call" or item.call_id is None:
+                continue
+            if item.call_id in seen:
+                where = pointer("events", self.event_index.get(item.id, 0)) if item.id in self.event_index else ""
+                raise self.refuse(where, f"tool calls '{seen[item.call_id].id}' and '{item.id}' share the call id "
+                                  f"'{item.call_id}': a request cannot tell their results apart")
+            seen[item.call_id] = item
 
     # -- which branch, and its history ----------------------------------------------------------
 
