@@ -160,7 +160,7 @@ def test_output_has_the_usual_permissions(tmp_path):
 # would name the current folder (``Path("")`` is ``.``), so every other one refuses it.
 NOT_PATHS = {"to", "source", "fail_on", "pattern", "artifacts_each", "on_loss", "workers", "max_bytes",
              "max_depth", "max_string", "artifact_max_bytes", "artifacts_max_total", "storage_option", "scheduler",
-             "connect_timeout"}
+             "connect_timeout", "provider", "context", "branch", "pending"}
 
 
 def _path_params():
@@ -183,7 +183,7 @@ def test_an_empty_path_is_a_usage_error_naming_its_parameter(tmp_path, monkeypat
         if p is param:
             value = ""
         elif p.required:
-            value = "asif" if p.name == "to" else "x"
+            value = {"to": "asif", "provider": "openai-chat"}.get(p.name, "x")
         else:
             continue
         args += [value] if p.param_type_name == "argument" else [p.opts[-1], value]

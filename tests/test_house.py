@@ -39,6 +39,7 @@ LAYERS = [
     ("asif_convert._formats", 5),
     ("asif_convert._registry", 6),
     ("asif_convert._pipeline", 7), ("asif_convert._summary", 8), ("asif_convert._compare", 8),
+    ("asif_convert._request", 8),
     ("asif_convert.batch", 9), ("asif_convert._view", 10),
     ("asif_convert._cli", 11),
     ("asif_convert", 12),  # the package root re-exports the public surface
@@ -121,6 +122,7 @@ def test_no_import_cycle():
 DEFERRED = {
     ("__init__.py", "__getattr__", "asif_convert"):
         "the public surface's pipeline and plugin API: every asif_convert module runs the root first",
+    ("__init__.py", "__getattr__", "asif_convert._request"): "the request API, on first use, like the pipeline",
     ("_cli/app.py", "load_formats", "asif_convert._registry"):
         "the formats, loaded when a command runs: the group's help needs none",
     ("_cli/common.py", "check_formats", "asif_convert._registry"): "the formats, for the commands that name them",

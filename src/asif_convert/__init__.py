@@ -22,6 +22,8 @@ from asif_convert._version import __version__
 
 if TYPE_CHECKING:
     from asif_convert._pipeline import Result, convert, ensure_valid, validate
+    from asif_convert._pipeline import load_session as load
+    from asif_convert._request.api import RequestResult, request
     from asif_convert.plugin import Options
 
 __all__ = [
@@ -33,11 +35,14 @@ __all__ = [
     "Options",
     "OutputError",
     "Problem",
+    "RequestResult",
     "Result",
     "UsageError",
     "__version__",
     "convert",
     "ensure_valid",
+    "load",
+    "request",
     "validate",
 ]
 
@@ -50,6 +55,14 @@ def __getattr__(name: str) -> Any:
         from asif_convert import _pipeline
 
         return getattr(_pipeline, name)
+    if name == "load":
+        from asif_convert import _pipeline
+
+        return _pipeline.load_session
+    if name in ("request", "RequestResult"):
+        from asif_convert._request import api
+
+        return getattr(api, name)
     if name == "Options":
         from asif_convert import plugin
 

@@ -107,6 +107,29 @@ def load(data: DocumentInput, *, source: str | None = None, name: str = "<input>
     return found.raw, found.format
 
 
+def load_session(data: DocumentInput, *, source: str | None = None, options: Options | None = None,
+                 name: str = "<input>", limits: Limits | None = None) -> ir.Document:
+    """The typed session of any supported input (an ASIF document or package, a continuity
+    export), read as :func:`convert` reads it: the same validation, refusals and errors. Its
+    ``losses`` are the document's own, then those reading it into the IR recorded.
+
+    Public as ``asif_convert.load``; ``data`` is what :func:`convert` accepts."""
+    options = options or Options()
+    if not isinstance(options, Options) or not isinstance(limits or Limits(), Limits):
+        raise UsageError("options must be an asif_convert.Options and limits an asif_convert.Limits")
+    found = _read(data, source, name, limits)
+    found.data = None
+    problems = found.format.validate(found.raw)
+    fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
+    if fatal:
+        raise InvalidInput(fatal, found.name)
+    ctx = new_context(options)
+    doc = found.format.read(found.raw, ctx)
+    known = {loss.id for loss in doc.losses}
+    doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
+    return doc
+
+
 @dataclass
 class _Input:
     raw: Any  # the document as checked JSON values

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from asif_convert._errors import UsageError
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
+from asif_convert._mapping import load_table
 from asif_convert.plugin import ENTRY_POINT_GROUP, Format, mapping_tables
 
 if TYPE_CHECKING:
@@ -131,8 +132,9 @@ def namespaces() -> frozenset[str]:
 
 
 def loss_kinds() -> dict[str, str]:
-    """Every loss kind the installed formats' mapping tables define, with what it means."""
-    kinds: dict[str, str] = {}
+    """Every loss kind the installed formats' mapping tables (and the request's) define, with
+    what it means."""
+    kinds: dict[str, str] = dict(load_table("request").kinds)  # (what a provider request cannot carry)
     for fmt in registry().values():
         for table in mapping_tables(fmt):
             kinds.update(table.kinds)

@@ -32,6 +32,7 @@ COMMANDS = {
     "validate": ("validate", "validate"),
     "formats": ("validate", "formats"),
     "view": ("view", "view"),
+    "request": ("request", "request_command"),
     "sign": ("sign", "sign"),
     "verify": ("sign", "verify"),
 }
@@ -48,6 +49,8 @@ SUMMARIES = {
     "diff": "Show what differs between two documents of one format (records matched by id); exit 1 if any.",
     "validate": "Validate documents against their format's schema and rules; exit 1 when any is invalid.",
     "formats": "List the installed formats (built-in and plugins) and the loss kinds they record.",
+    "request": "Write the request that continues a captured session on a provider's API (the create call's "
+               "keyword arguments, without model and sampling settings); nothing is sent.",
     "view": "Write one self-contained HTML page (no network access, inline CSS and script) to look at a "
             "session, compare two documents, or see a whole batch at a glance.",
     "sign": "Write the detached signature object of a package (checked whole first).",

@@ -1,0 +1,1 @@
+"""Request bodies that continue a session on a model provider (``asif-convert request``)."""

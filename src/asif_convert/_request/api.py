@@ -1,0 +1,72 @@
+"""``request``: a captured session as the request body of one provider's API, to continue it there.
+
+Reading the document and selecting its inputs is the selection's (``selection.py``); each
+provider module renders a ``Selection`` into the keyword arguments of its SDK's create call
+(minus the model and sampling settings). Never a model call, never the network."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from asif_convert import ir
+from asif_convert._errors import LossPolicyError, UsageError
+from asif_convert._limits import Limits
+from asif_convert._pipeline import DocumentInput, load_session
+from asif_convert._registry import loss_kinds
+from asif_convert._request import anthropic, google_genai, openai_chat, openai_responses
+from asif_convert._request.selection import Pending, Selection, select
+from asif_convert.plugin import Options
+
+Renderer = Callable[[Selection], tuple[dict[str, Any], list[ir.Loss]]]
+# the targets, by the names the continuity dialects have (``asif-convert formats``)
+PROVIDERS: dict[str, Renderer] = {
+    anthropic.NAME: anthropic.render,
+    openai_chat.NAME: openai_chat.render,
+    openai_responses.NAME: openai_responses.render,
+    google_genai.NAME: google_genai.render,
+}
+PENDING = ("refuse", "drop", "as-error")
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    """The request body (the create call's keyword arguments, without model and sampling
+    settings) and what the request could not carry, stage ``translation``."""
+
+    body: dict[str, Any]
+    losses: list[ir.Loss]
+
+    def loss_counts(self) -> Counter[str]:
+        return Counter(loss.kind for loss in self.losses)
+
+
+def request(data: DocumentInput, *, provider: str, context: str | None = None, branch: str | None = None,
+            pending: Pending = "refuse", options: Options | None = None, name: str = "<input>",
+            limits: Limits | None = None) -> RequestResult:
+    """The request that continues the session ``data`` (either format) on ``provider`` (one of
+    ``PROVIDERS``): ``context`` renders one recorded context's inputs, ``branch`` a branch's
+    history (default: the active branch). Raises ``UsageError`` for an unknown provider or
+    pending mode, ``InvalidInput`` for a document (or a choice of context, branch or pending
+    calls) that gives no request, ``LossPolicyError`` when ``options`` refuse a loss."""
+    options = options or Options()
+    if provider not in PROVIDERS:
+        raise UsageError(f"unknown provider {provider!r}; known providers: {', '.join(PROVIDERS)}")
+    if pending not in PENDING:
+        raise UsageError(f"unknown pending mode {pending!r}; known modes: {', '.join(PENDING)}")
+    unknown = sorted(options.fail_on - loss_kinds().keys()) if options.fail_on else []
+    if unknown:
+        raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
+                         f"{', '.join(loss_kinds())}")
+    # (the reader's own losses say how the IR holds the document: the conversion's, not the request's)
+    document = load_session(data, options=options, name=name, limits=limits)
+    selection = select(document, context=context, branch=branch, pending=pending, name=name)
+    body, rendered = PROVIDERS[provider](selection)
+    losses = [*selection.losses, *rendered]
+    refused = Counter(loss.kind for loss in losses if options.on_loss == "error" or loss.kind in options.fail_on)
+    if refused:
+        raise LossPolicyError(dict(sorted(refused.items())), name)
+    return RequestResult(body=body, losses=losses)
+

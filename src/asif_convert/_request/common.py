@@ -1,0 +1,356 @@
+"""What every request renderer shares: the losses it records, ids and names fitted to an API's
+syntax, the media a resource part stands for, and the history arranged so that each tool call's
+result follows it (what every provider's API demands).
+
+A renderer turns a ``Selection`` (provider-neutral inputs) into the keyword arguments of one
+provider's create call; every adaptation it makes is a ``translation`` loss (kinds in
+mappings/request.toml, explained per provider in docs/request.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import msgspec
+
+from asif_convert import ir
+from asif_convert._formats.continuity.dialects import REASONING
+from asif_convert._request.selection import PERMISSIVE_SCHEMA, Input, Selection
+
+GOOGLE_RESPONSE = "google-genai/function_response.response"  # a Gemini function response's object
+# a tool name every API takes (Gemini: a letter or _ first; all: at most 64 of these)
+NAME_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+@dataclass
+class Media:
+    """What a resource part stands for, in the terms every API shares."""
+
+    source: Literal["base64", "url", "file", "text"]
+    media_type: str
+    value: str  # the base64 data, the URL, the provider's file id, or the text
+    name: str | None = None
+    rid: str = ""  # the resource's id
+
+    @property
+    def image(self) -> bool:
+        """An image, as far as its media type (or, referenced, its resource's id) says."""
+        return self.media_type.startswith("image/") or "image" in self.rid
+
+
+@dataclass
+class Renderer:
+    """A renderer's state: the selection, the target's name, and the losses so far (one per kind
+    and subject, with every input it touched)."""
+
+    selection: Selection
+    target: str
+    _losses: dict[tuple[str, str], tuple[str, dict[str, None]]] = field(default_factory=dict)
+    _ids: dict[str, str] = field(default_factory=dict)
+    _names: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.resources = {r.id: r for r in self.selection.document.resources}
+        self.tools = {t.id: t for t in self.selection.document.tools}
+        self.tools_by_name = {t.name for t in self.selection.document.tools if pattern_free(t.name)}
+        self.server_calls = {i.call_id for i in self.selection.inputs if i.kind == "tool_call"
+                             and isinstance(getattr(self.tools.get(i.tool_id or ""), "server_identity", None), str)}
+
+    # -- losses -------------------------------------------------------------------------------
+
+    def loss(self, kind: str, subject: str, explanation: str, ref: str | None = None) -> None:
+        """One loss per (kind, subject); ``ref`` (an input's id) is added to its references."""
+        entry = self._losses.setdefault((kind, subject), (explanation, {}))
+        if ref is not None:
+            entry[1][ref] = None
+
+    def losses(self) -> list[ir.Loss]:
+        out = []
+        for (kind, subject), (explanation, refs) in self._losses.items():
+            out.append(ir.Loss(id=f"request:{self.target}:{kind}:{subject}", stage="translation", kind=kind,
+                               explanation=f"{self.target}: {explanation}",
+                               references=[ir.LossRef(type="event", id=r) for r in refs] if refs else msgspec.UNSET))
+        return out
+
+    # -- ids and names ----------------------------------------------------------------------------
+
+    def fit_id(self, call_id: str, pattern: re.Pattern[str] | None, ref: str) -> str:
+        """``call_id`` if the API's id syntax takes it, else a deterministic id of that syntax
+        (the same for every use of one id, distinct for distinct ids)."""
+        if pattern is None or pattern.fullmatch(call_id):
+            return call_id
+        if call_id not in self._ids:
+            self._ids[call_id] = f"call_{_digest(call_id)}"
+            self.loss("id_rewritten", call_id, f"tool call id {call_id!r} does not fit the API's id syntax; it is "
+                      f"sent as {self._ids[call_id]!r}, its call and results alike", ref)
+        return self._ids[call_id]
+
+    def fit_name(self, name: str, pattern: re.Pattern[str], ref: str | None = None) -> str:
+        """A tool name in the API's syntax ``[A-Za-z_][A-Za-z0-9_-]{0,63}`` (what all four take)."""
+        if pattern.fullmatch(name):
+            return name
+        if name not in self._names:
+            cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+            if not cleaned[:1].isalpha() and cleaned[:1] != "_":
+                cleaned = f"t_{cleaned}"
+            fitted = f"{cleaned[:55]}_{_digest(name)[:8]}" if len(cleaned) > 64 or cleaned != name else cleaned
+            taken = {v for k, v in self._names.items() if k != name} | set(self.tools_by_name)
+            if fitted in taken:  # two names never meet: not even a rewritten one and a tool's own
+                fitted = f"{cleaned[:40]}_{_digest(name)}"
+            self._names[name] = fitted
+            self.loss("name_rewritten", name, f"tool name {name!r} does not fit the API's name syntax; it is sent "
+                      f"as {fitted!r} in the tool list and every call", ref)
+        return self._names[name]
+
+    def tool_name(self, tool_id: str | None) -> str:
+        tool = self.tools.get(tool_id or "")
+        return tool.name if tool is not None else tool_id or "unknown"
+
+    # -- parts ----------------------------------------------------------------------------------
+
+    def media(self, part: ir.ResourcePart) -> Media | None:
+        res = self.resources.get(part.resource_id)
+        if res is None:
+            return None
+        name = res.name if isinstance(res.name, str) else None
+        if res.availability == "embedded" and isinstance(res.data, str):
+            return Media("base64", res.media_type, res.data, name, res.id)
+        if res.availability == "embedded" and isinstance(res.text, str):
+            return Media("text", res.media_type, res.text, name, res.id)
+        if res.availability == "external" and isinstance(res.locator, str) and res.locator:
+            return Media("url" if "://" in res.locator else "file", res.media_type, res.locator, name, res.id)
+        return None
+
+    def data_url(self, m: Media) -> str:
+        return f"data:{m.media_type};base64,{m.value}"
+
+    def texts(self, item: Input, why: str) -> list[str]:
+        """The texts of an input whose target takes text only; every other part is a loss."""
+        out = []
+        for p in item.parts:
+            if isinstance(p, ir.TextPart):
+                self.cited(p, item)
+                out.append(p.text)
+            elif reasoning_of(p) is not None:
+                self.loss("reasoning_dropped", reasoning_of(p) or "", "private reasoning is not sent here: "
+                          "the API takes no reasoning in this place", item.id)
+            elif (text := self.as_text(p, item)) is not None:
+                out.append(text)
+            else:
+                self.drop(p, item, why)
+        return out
+
+    def drop(self, part: ir.Part, item: Input, why: str) -> None:
+        what = part.semantic_type if isinstance(part, ir.OpaquePart) else type(part).__name__
+        self.loss("part_dropped", what, f"a {what} part is not sent: {why}", item.id)
+
+    def as_text(self, part: ir.Part, item: Input) -> str | None:
+        """A part the target has no block for, as the JSON text of what it holds (with a loss);
+        None for one that holds nothing readable (an opaque block, an unresolvable resource)."""
+        if isinstance(part, ir.StructuredPart) and part.schema == GOOGLE_RESPONSE and isinstance(part.value, dict) \
+                and len(part.value) == 1 and isinstance(part.value.get("output", part.value.get("error")), str):
+            return str(next(iter(part.value.values())))  # Gemini's convention for a text result: the text
+        if isinstance(part, ir.StructuredPart):
+            self.loss("part_as_text", part.schema, f"structured content of schema {part.schema!r} has no block of "
+                      "its own in the API; it is sent as its JSON text", item.id)
+            return msgspec.json.encode(part.value).decode()
+        return None
+
+    def cited(self, part: ir.TextPart, item: Input) -> None:
+        if "citations" in part.unknown:
+            self.loss("citations_dropped", "text", "the citations of a text are not sent (a request's text "
+                      "carries none the API would take from another response); the text is", item.id)
+
+
+def reasoning_of(part: ir.Part) -> str | None:
+    """Which API a private-reasoning part came from (its block's shape), or None for another part."""
+    if not isinstance(part, ir.StructuredPart) or part.schema != REASONING or not isinstance(part.value, dict):
+        return None
+    kind = part.value.get("type")
+    if kind in ("thinking", "redacted_thinking"):
+        return "anthropic-messages"
+    if kind == "reasoning":
+        return "openai-responses"
+    if "thought" in part.value or "thought_signature" in part.value or "thoughtSignature" in part.value:
+        return "google-genai"
+    return "unknown"
+
+
+def arrange(r: Renderer) -> list[Input]:
+    """The inputs with each tool call's results right after the run of calls it belongs to, one
+    result per call. A call of a tool someone else ran, and its result, become assistant text; a
+    result whose call is not in the request, a user message."""
+    inputs = [_server_as_text(r, i) if server_run(r, i) else i for i in r.selection.inputs]
+    calls = {i.call_id for i in inputs if i.kind == "tool_call"}
+    results: dict[str, list[Input]] = {}
+    for i in inputs:
+        if i.kind == "tool_result" and i.call_id in calls:
+            results.setdefault(i.call_id or "", []).append(i)
+    out: list[Input] = []
+    run: list[Input] = []  # the calls of the current run
+    for k, i in enumerate(inputs):
+        if i.kind == "tool_call":
+            run.append(i)
+            out.append(i)
+            continue
+        if i.kind == "tool_result":
+            if i.call_id in calls:
+                continue  # placed after its call's run
+            r.loss("orphan_result", "tool_result", "a tool result whose call is not in the request is sent as a "
+                   "user message: the API takes a result only as the answer to a call", i.id)
+            out.append(replace(i, kind="message", role="user"))
+            continue
+        if run:
+            for a in (a for c in run for a in results.get(c.call_id or "", [])
+                      if inputs.index(a) > k and record(a) != record(i)):
+                r.loss("result_moved", "tool_result", "a tool result recorded after other inputs is sent right "
+                       "after its call, where the API wants it", a.id)
+            out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
+            run = []
+        out.append(i)
+    out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
+    return out
+
+
+def _server_as_text(r: Renderer, item: Input) -> Input:
+    return Input(id=item.id, kind="message", role="assistant", parts=(ir.TextPart(text=server_text(r, item)),),
+                 source_events=item.source_events)
+
+
+def _one_result(r: Renderer, answers: list[Input]) -> Input:
+    if len(answers) == 1:
+        return answers[0]
+    for a in answers:
+        r.loss("results_merged", "tool_result", "a tool call with several results (progress, then a terminal "
+               "one) is answered once, their parts in order", a.id)
+    last = next((a for a in reversed(answers) if a.terminal), answers[-1])
+    return replace(last, parts=tuple(p for a in answers for p in a.parts))
+
+
+Rendered = tuple[Input, list[dict[str, Any]]]  # an input and the blocks (or parts) it became
+
+
+def side(i: Input) -> str:
+    """Which side of the conversation an input is on: ``assistant`` (its messages and calls) or
+    ``user`` (everything else)."""
+    return "assistant" if i.kind == "tool_call" or (i.kind == "message" and i.role == "assistant") else "user"
+
+
+def turns(r: Renderer, rendered: list[Rendered]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The blocks of consecutive inputs of one side, as one turn, for APIs whose roles alternate
+    (an input that became no block, whose loss says why, takes no turn); a message merged into
+    the turn before it is a loss."""
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    last: Input | None = None
+    for i, blocks in rendered:
+        if not blocks:
+            if i.kind == "message" and not any(_said(p) for p in i.parts):
+                r.loss("part_dropped", "empty message", "a message with nothing to say (no parts, or only empty "
+                       "text) takes no turn: an API refuses an empty message", i.id)
+            continue
+        if out and out[-1][0] == side(i):
+            out[-1][1].extend(blocks)
+            if i.kind == "message" and last is not None and record(last) != record(i):
+                r.loss("turns_merged", "message", "consecutive inputs of one side are sent as one turn, since "
+                       "the API's roles alternate; their order is kept", i.id)
+        else:
+            out.append((side(i), list(blocks)))
+        last = i
+    return out
+
+
+def _said(part: ir.Part) -> bool:
+    return not isinstance(part, ir.TextPart) or bool(part.text)
+
+
+def record(i: Input) -> str:
+    """The recorded message an input came from: a reader that splits one message into several
+    events names them ``<id>``, ``<id>/call/<k>``, ``<id>/result/<k>`` (the continuity reader's
+    dialects); putting them back together in one turn loses nothing."""
+    return _MEMBER.sub("", i.id)
+
+
+_MEMBER = re.compile(r"/(call|result)/\d+$")
+
+
+def role_as_user(r: Renderer, item: Input, why: str) -> None:
+    r.loss("role_adapted", item.role, f"a {item.role} message {why}", item.id)
+
+
+def call_arguments(r: Renderer, item: Input) -> dict[str, Any]:
+    """A call's arguments as the object every API but Chat and Responses wants."""
+    args = item.arguments
+    if item.arguments_status not in (None, "complete") or args is None:
+        r.loss("arguments_adapted", "partial", "a tool call whose arguments are partial or unknown is sent with "
+               "empty arguments", item.id)
+        return {}
+    if not isinstance(args, dict):
+        r.loss("arguments_adapted", "non_object", "a tool call whose arguments are not a JSON object is sent "
+               "with them under the key \"value\"", item.id)
+        return {"value": args}
+    return args
+
+
+def json_arguments(r: Renderer, item: Input) -> str:
+    """A call's arguments as the JSON text OpenAI's APIs take (any JSON value)."""
+    if item.arguments_status not in (None, "complete"):
+        r.loss("arguments_adapted", "partial", "a tool call whose arguments are partial or unknown is sent with "
+               "empty arguments", item.id)
+        return "{}"
+    return msgspec.json.encode(item.arguments).decode()
+
+
+def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:
+    """The tools to define, by fitted name: a tool someone else runs (a provider's server tool,
+    an MCP server's) is not the caller's to define."""
+    out: list[tuple[str, ir.Tool]] = []
+    for tool in r.selection.tools:
+        if isinstance(tool.server_identity, str):
+            r.loss("tool_not_offered", tool.id, f"tool {tool.name!r} is run by {tool.server_identity!r}, not by "
+                   "the caller: it is not defined as a function; its calls in the history are sent as text")
+            continue
+        name = r.fit_name(tool.name, pattern)
+        if any(name == n for n, _ in out):
+            r.loss("tool_not_offered", tool.id, f"tool {tool.id!r} has the name {tool.name!r} of a tool offered "
+                   "before it, and an API takes one definition per name: it is not defined again")
+            continue
+        out.append((name, tool))
+    return out
+
+
+def schema(tool: ir.Tool) -> Any:
+    """A tool's input schema (the selection gives one to every tool; a schema is an object)."""
+    return tool.input_schema if isinstance(tool.input_schema, dict) else dict(PERMISSIVE_SCHEMA)
+
+
+def server_run(r: Renderer, item: Input) -> bool:
+    """Whether a call (or a result) is of a tool someone else runs (see ``offered``)."""
+    if item.kind == "tool_call":
+        tool = r.tools.get(item.tool_id or "")
+        return tool is not None and isinstance(tool.server_identity, str)
+    return item.call_id in r.server_calls
+
+
+def server_text(r: Renderer, item: Input) -> str:
+    """A server-run call or result as text: the API has no block for another runtime's tools."""
+    if item.kind == "tool_call":
+        r.loss("server_tool_as_text", "tool_call", "a call of a tool the provider (or an MCP server) ran is sent "
+               "as text: the API takes calls only of the tools the request defines", item.id)
+        return f"[{r.tool_name(item.tool_id)} called with {msgspec.json.encode(item.arguments).decode()}]"
+    r.loss("server_tool_as_text", "tool_result", "the result of a tool the provider (or an MCP server) ran is sent "
+           "as text", item.id)
+    texts = [p.text if isinstance(p, ir.TextPart) else msgspec.json.encode(p.value).decode()
+             if isinstance(p, ir.StructuredPart) else "" for p in item.parts]
+    return f"[result ({item.outcome}): {' '.join(t for t in texts if t)}]"
+
+
+def pattern_free(name: str) -> bool:
+    """Whether a tool's name is sent as it is (it fits every API's name syntax)."""
+    return NAME_SYNTAX.fullmatch(name) is not None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]

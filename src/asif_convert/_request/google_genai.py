@@ -1,0 +1,130 @@
+"""The Google Gen AI request: ``client.models.generate_content(contents=..., config={system_instruction,
+tools})``.
+
+Contents alternate between ``user`` and ``model`` (consecutive inputs of one side merged); a call
+is a ``function_call`` part of a model turn, its result a ``function_response`` part of the user
+turn after it (by id and name, the outcome as the response's ``output`` or ``error`` key). System
+and developer messages before the conversation join ``system_instruction``; later ones are user
+text. Thought parts and thought signatures travel only when they came from this API."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import replace
+from typing import Any
+
+from asif_convert import ir
+from asif_convert._request.common import (
+    GOOGLE_RESPONSE,
+    NAME_SYNTAX,
+    Renderer,
+    arrange,
+    call_arguments,
+    offered,
+    reasoning_of,
+    role_as_user,
+    schema,
+    side,
+    turns,
+)
+from asif_convert._request.selection import Input, Selection
+
+NAME = "google-genai"
+
+
+def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
+    r = Renderer(selection, NAME)
+    items = arrange(r)
+    system = [{"text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart)]
+    while items and items[0].kind == "message" and items[0].role in ("system", "developer"):
+        head = items.pop(0)
+        role_as_user(r, head, "before the conversation joins system_instruction")
+        system += [{"text": t} for t in r.texts(head, "a system instruction holds text only")]
+    names = {i.call_id: r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id) for i in items if i.kind == "tool_call"}
+    groups = turns(r, [(i, _parts(r, i, side(i), names)) for i in items])
+    contents = [{"role": "model" if role == "assistant" else "user", "parts": _attach_signatures(parts)}
+                for role, parts in groups]
+    body: dict[str, Any] = {"contents": contents}
+    config: dict[str, Any] = {}
+    if system:
+        config["system_instruction"] = {"parts": system}
+    declarations = [{"name": name, "description": t.description,
+                     "parameters_json_schema": schema(t)}
+                    for name, t in offered(r, NAME_SYNTAX)]
+    if declarations:
+        config["tools"] = [{"function_declarations": declarations}]
+    if config:
+        body["config"] = config
+    return body, r.losses()
+
+
+def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> list[dict[str, Any]]:
+    if i.kind == "tool_call":
+        return [{"function_call": {"id": i.call_id, "name": names[i.call_id], "args": call_arguments(r, i)}}]
+    if i.kind == "tool_result":
+        if i.outcome in ("cancelled", "unknown"):
+            r.loss("outcome_adapted", i.outcome, f"a tool result of outcome {i.outcome!r} is sent as an output "
+                   "(the API knows only an output and an error)", i.id)
+        if len(i.parts) == 1 and isinstance(i.parts[0], ir.StructuredPart) and i.parts[0].schema == GOOGLE_RESPONSE \
+                and isinstance(i.parts[0].value, dict) and i.outcome != "error":
+            return [{"function_response": {"id": i.call_id, "name": names[i.call_id], "response": i.parts[0].value}}]
+        texts = r.texts(i, "a function response holds JSON only")
+        values = [p.value for p in i.parts if isinstance(p, ir.StructuredPart) and reasoning_of(p) is None]
+        value: Any = values[0] if len(values) == 1 and len(texts) == 1 else "\n".join(texts)
+        return [{"function_response": {"id": i.call_id, "name": names[i.call_id],
+                                       "response": {"error" if i.outcome == "error" else "output": value}}}]
+    if i.role not in ("user", "assistant"):
+        role_as_user(r, i, f"is sent as {side} text: the API has no such role among its contents")
+    out: list[dict[str, Any]] = []
+    for p in i.parts:
+        if isinstance(p, ir.TextPart):
+            r.cited(p, i)
+            out.append({"text": p.text})
+        elif isinstance(p, ir.ResourcePart):
+            m = r.media(p)
+            if m is None:
+                r.drop(p, i, "its resource is not embedded nor referenced")
+            elif m.source == "base64":
+                out.append({"inline_data": {"mime_type": m.media_type, "data": m.value}})
+            elif m.source == "text":
+                data = base64.b64encode(m.value.encode()).decode()
+                out.append({"inline_data": {"mime_type": m.media_type, "data": data}})
+            else:
+                out.append({"file_data": {"file_uri": m.value, "mime_type": m.media_type}})
+        elif (origin := reasoning_of(p)) is not None:
+            assert isinstance(p, ir.StructuredPart)
+            if origin == NAME and side == "assistant" and isinstance(p.value, dict):
+                out.append(_snake(p.value))
+            else:
+                r.loss("reasoning_dropped", origin, "private reasoning of another API (or out of the model's turn) "
+                       "is not sent: only this API's own thoughts and signatures can be", i.id)
+        elif isinstance(p, ir.StructuredPart):
+            out += [{"text": t} for t in r.texts(_one(i, p), "")]
+        else:
+            r.drop(p, i, "it holds a block this API does not know")
+    return out
+
+
+def _one(i: Input, p: ir.Part) -> Input:
+    return replace(i, parts=(p,))
+
+
+def _snake(part: dict[str, Any]) -> dict[str, Any]:
+    """A recorded part in the SDK's own (snake_case) keys; a REST dump writes camelCase."""
+    return {"thought_signature" if k == "thoughtSignature" else k: v for k, v in part.items() if v is not None}
+
+
+def _attach_signatures(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A thought signature recorded alone goes back onto the part after it, where the API wrote it."""
+    out: list[dict[str, Any]] = []
+    pending: Any = None
+    for p in parts:
+        if set(p) == {"thought_signature"}:
+            pending = p["thought_signature"]
+            continue
+        if pending is not None and "thought_signature" not in p:
+            p = {**p, "thought_signature": pending}
+        pending = None
+        out.append(p)
+    return out
+

@@ -1,0 +1,100 @@
+"""The OpenAI Chat Completions request: ``client.chat.completions.create(messages=..., tools=...)``.
+
+Roles need not alternate: each input is its own message, except that tool calls join the
+assistant message just before them (``tool_calls``), and each is answered by a ``tool`` message
+naming its ``tool_call_id``. System and developer messages keep their place. Assistant messages
+carry text only; the API takes no reasoning, and a tool message no error flag."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from asif_convert import ir
+from asif_convert._request.common import NAME_SYNTAX, Renderer, arrange, json_arguments, offered, role_as_user, schema
+from asif_convert._request.selection import Input, Selection
+
+NAME = "openai-chat"
+# Chat takes a tool call id of at most 40 characters (longer ones are rewritten, with a loss)
+_ID = re.compile(r".{1,40}", re.DOTALL)
+_AUDIO = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+
+
+def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
+    r = Renderer(selection, NAME)
+    messages: list[dict[str, Any]] = []
+    instructions = [{"type": "text", "text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart)]
+    if instructions:
+        messages.append({"role": "system", "content": instructions})
+    open_calls = False  # whether the last message is an assistant message calls may join
+    for i in arrange(r):
+        if i.kind == "tool_call":
+            call = {"id": r.fit_id(i.call_id or "", _ID, i.id), "type": "function",
+                    "function": {"name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id),
+                                 "arguments": json_arguments(r, i)}}
+            if open_calls:
+                messages[-1].setdefault("tool_calls", []).append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+                open_calls = True
+            continue
+        open_calls = False
+        if i.kind == "tool_result":
+            if i.outcome in ("error", "cancelled"):  # (unknown: what these APIs say of every result)
+                r.loss("outcome_adapted", i.outcome or "unknown", f"a tool result of outcome {i.outcome!r} is sent "
+                       "as a tool message, which has no outcome: only its text says how the call ended", i.id)
+            messages.append({"role": "tool", "tool_call_id": r.fit_id(i.call_id or "", _ID, i.id),
+                             "content": "\n".join(r.texts(i, "a tool message holds text only"))})
+        elif i.role == "assistant":
+            texts = r.texts(i, "an assistant message holds text only")
+            if not texts:
+                continue  # (every part is a loss)
+            messages.append({"role": "assistant", "content": "\n".join(texts) if len(texts) == 1 else
+                             [{"type": "text", "text": t} for t in texts]})
+            open_calls = True
+        elif i.role in ("system", "developer"):
+            texts = r.texts(i, f"a {i.role} message holds text only")
+            if texts:
+                messages.append({"role": i.role, "content": [{"type": "text", "text": t} for t in texts]})
+        else:
+            if i.role != "user":
+                role_as_user(r, i, "is sent as a user message: the API has no such role")
+            content = _user_content(r, i)
+            if content:
+                messages.append({"role": "user", "content": content})
+    body: dict[str, Any] = {"messages": messages}
+    tools = [{"type": "function", "function": {"name": name, "description": t.description,
+                                               "parameters": schema(t)}}
+             for name, t in offered(r, NAME_SYNTAX)]
+    if tools:
+        body["tools"] = tools
+    return body, r.losses()
+
+
+def _user_content(r: Renderer, i: Input) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in i.parts:
+        if not isinstance(p, ir.ResourcePart):
+            out += [{"type": "text", "text": t} for t in r.texts(replace(i, parts=(p,)),
+                                                                 "it holds a block this API does not know")]
+            continue
+        m = r.media(p)
+        if m is None:
+            r.drop(p, i, "its resource is not embedded nor referenced")
+        elif m.image and m.source in ("base64", "url"):
+            url = r.data_url(m) if m.source == "base64" else m.value
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        elif m.source == "base64" and m.media_type in _AUDIO:
+            out.append({"type": "input_audio", "input_audio": {"data": m.value, "format": _AUDIO[m.media_type]}})
+        elif m.source == "base64":
+            out.append({"type": "file", "file": {"file_data": r.data_url(m), "filename": m.name or "file"}})
+        elif m.source == "file":
+            out.append({"type": "file", "file": {"file_id": m.value}})
+        elif m.source == "text":
+            r.loss("media_adapted", m.media_type, "a text document is sent as a text part", i.id)
+            out.append({"type": "text", "text": m.value})
+        else:
+            r.drop(p, i, "the API takes a file by URL only for images")
+    return out
+
