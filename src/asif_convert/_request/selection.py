@@ -392,11 +392,13 @@ class _Selector:
             raise InvalidInput(problems, self.name)
         pending_ids = {i.call_id for _, i in open_calls}
         if pending == "drop":
+            # Every event that leaves is named: each version of an amended call and any progress results.
+            left = [e.id for i in inputs if i.call_id in pending_ids for e in i.source_events]
             self.losses.append(_loss(
                 "pending:dropped", "pending_call_dropped",
-                f"tool call(s) {_listed(sorted(pending_ids))} had no result; left out of the request as asked "
-                "(--pending drop)", [("event", e.id) for _, i in open_calls for e in i.source_events[:1]] or None,
-                "tools"))
+                f"tool call(s) {_listed(sorted(pending_ids))} had no result; left out of the request, with any "
+                "results that did not end them, as asked (--pending drop)",
+                [("event", e) for e in dict.fromkeys(left)] or None, "tools"))
             return [i for i in inputs if i.call_id not in pending_ids]
         out: list[Input] = []
         last: dict[str, int] = {}
