@@ -374,12 +374,14 @@ def asif_document(size_bytes: int, seed: int = 7, compact: bool = False, dense: 
     ``dense``) scaled by the measured expansion of conversion, then converted (with output
     validation)."""
     from asif_convert import Options, convert
+    from asif_convert._limits import Limits
 
     export = dense_export if dense else continuity_export
     probe = encode(export(min(size_bytes, MB), seed), compact)
     grow = len(convert(probe, to="asif", compact=compact).output) / len(probe)
     source = encode(export(int(size_bytes / grow), seed), compact)
-    return convert(source, to="asif", options=Options(validate=True), compact=compact).output
+    limits = Limits(max_bytes=max(2 * len(source), Limits().max_bytes))  # a 1 GB input is above the default
+    return convert(source, to="asif", options=Options(validate=True), compact=compact, limits=limits).output
 
 
 def _label(mb: float) -> str:

@@ -10,7 +10,9 @@ included):
 - ``asif-convert batch ARCHIVE -o OUT --to asif -j N -q --force`` for each ``--workers``;
 - the same with progress shown (no ``-q``), at the first worker count: what the display costs;
 - a shell loop, ``for f in ...; do asif-convert from-continuity "$f" -o OUT; done``, over the
-  first ``--loop`` files, scaled to files per second.
+  first ``--loop`` files, scaled to files per second;
+- the machine's own scaling: the same pure-Python work in one process and split over the
+  largest ``--workers`` count, the ceiling any ``-j`` can reach on this machine now.
 
 Each is run ``--reps`` times and the best wall time is kept (the machine's load only ever adds).
 """
@@ -42,6 +44,31 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     wall = time.perf_counter() - t0
     after = os.times()
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def _spin(n: int) -> int:
+    total = 0
+    for k in range(n):
+        total += k * k % 7
+    return total
+
+
+def machine_scaling(workers: int, work: int = 20_000_000) -> float:
+    """The machine's own ceiling for ``-j workers`` against ``-j 1``: a fixed amount of pure-Python
+    work in one process, then split over ``workers`` processes (best of 3 each). On cores that
+    share a physical core, or that other work holds, this is below ``workers``."""
+    import multiprocessing
+
+    def best(procs: int) -> float:
+        runs = []
+        for _ in range(3):
+            with multiprocessing.get_context("fork").Pool(procs) as pool:
+                t0 = time.perf_counter()
+                pool.map(_spin, [work // procs] * procs)
+                runs.append(time.perf_counter() - t0)
+        return min(runs)
+
+    return best(1) / best(workers)
 
 
 def main() -> int:
@@ -86,6 +113,7 @@ def main() -> int:
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
+    machine = machine_scaling(max(args.workers))
     loop_rate = rows[-1][1] / rows[-1][2]
     first = rows[0][1] / rows[0][2]
     print("| run | files | wall s | files/s | x shell loop | x -j first | CPU s | CPU ms per file |")
@@ -94,6 +122,8 @@ def main() -> int:
         rate = n / wall
         print(f"| {name} | {n} | {wall:.1f} | {rate:.0f} | {rate / loop_rate:.1f} | {rate / first:.2f} | "
               f"{cpu:.1f} | {1000 * cpu / n:.2f} |")
+    print(f"the machine itself, the same pure-Python work in {max(args.workers)} processes against 1: "
+          f"{machine:.2f}x (what any -j {max(args.workers)} can reach here)")
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
