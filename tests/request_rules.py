@@ -179,7 +179,8 @@ def conversation(target: str, body: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def check_rules(target: str, body: dict[str, Any]) -> None:
-    """The pairing and alternation each API demands of a history."""
+    """The pairing and alternation each API demands of a history (which is never empty)."""
+    assert body[{"google-genai": "contents", "openai-responses": "input"}.get(target, "messages")], "no conversation"
     {"anthropic-messages": _anthropic, "openai-chat": _chat, "openai-responses": _responses,
      "google-genai": _google}[target](body)
 

@@ -5,6 +5,7 @@ pairing and alternation rules held, bad input refused with the path and a hint."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from tests.test_sdk_responses_google import _GOOGLE, _RESPONSES, _google_export,
 
 # --- the block catalogue, recorded in each dialect, rendered for each target ----------------------
 
+CORPUS_ASIF = Path(__file__).parent.parent / "corpus" / "asif"
 CATALOGUE: dict[str, dict[str, Any]] = {f"{c.dialect}:{c.key}": sb.export(*c.messages) for c in CASES}
 CATALOGUE |= {f"openai-responses:{k}": _responses_export(k, "to_dict", True)[0] for k in sorted(_RESPONSES)}
 CATALOGUE |= {f"google-genai:{k}": _google_export(k, False) for k in sorted(_GOOGLE)}
@@ -42,8 +44,9 @@ def test_every_catalogue_block_renders_as_the_sdk_types_it(dialect, target):
     for key, doc in cases.items():
         try:
             result = _request(doc, target, pending="as-error")
-        except InvalidInput as exc:  # only a history with nothing to continue from
-            assert "has no message, tool call or tool result" in str(exc.problems), key
+        except InvalidInput as exc:  # only a history with nothing to continue from (here, or on this target)
+            assert "has no message, tool call or tool result" in str(exc.problems) \
+                or "nothing is left to continue from" in str(exc.problems), key
             continue
         try:
             check_body(target, result.body)
@@ -294,12 +297,10 @@ def test_media_goes_as_each_api_takes_it():
 
 
 def test_the_output_is_deterministic_and_the_policy_applies():
-    doc = CATALOGUE["anthropic-messages:thinking"] if "anthropic-messages:thinking" in CATALOGUE else next(
-        iter(CATALOGUE.values()))
-    assert _request(doc, "openai-chat", pending="as-error").body == _request(doc, "openai-chat",
-                                                                             pending="as-error").body
     reasoning = sb.export(("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "s"},
                                          {"type": "text", "text": "a"}]))
+    for target in TARGETS:
+        assert _request(reasoning, target).body == _request(reasoning, target).body
     with pytest.raises(LossPolicyError):
         _request(reasoning, "openai-chat", options=Options(fail_on=frozenset({"reasoning_dropped"})))
     with pytest.raises(UsageError, match="known providers: anthropic-messages, openai-chat"):
@@ -432,3 +433,110 @@ def test_an_empty_message_takes_no_turn_and_a_loss_says_so():
 
 def msgspec_refs(loss: ir.Loss) -> list[str]:
     return [r.id for r in loss.references] if isinstance(loss.references, list) else []
+
+
+# --- tools, empty conversations and the command's choices ------------------------------------------
+
+EXAMPLE = CORPUS_ASIF / "continuation-action-specific.session.json"  # one tool, one context calling it
+
+
+def _example(**edits: Any) -> dict[str, Any]:
+    doc = json.loads(EXAMPLE.read_text())
+    for key, value in edits.items():
+        if key == "schema":
+            doc["tools"][0]["input_schema"] = value
+        elif key == "tool_ids":
+            doc["contexts"][0]["tool_ids"] = value
+    return doc
+
+
+@pytest.mark.parametrize(("schema", "sent", "says"), [
+    ({"type": "string"}, {"type": "object"}, 'of type "string"'),
+    ({"properties": {"q": {"type": "string"}}}, {"properties": {"q": {"type": "string"}}, "type": "object"},
+     "of type null"),
+    ({"type": ["object", "null"]}, {"type": "object"}, 'of type ["object","null"]'),
+    (True, {"type": "object"}, "no known input schema"),
+])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_tool_schema_is_always_an_object_schema(target, schema, sent, says):
+    """Every API takes an object schema (Anthropic's input_schema requires "type": "object")."""
+    result = _request(_example(schema=schema), target, context="continue-context")
+    check_body(target, result.body)
+    check_rules(target, result.body)
+    body = result.body
+    tools = body.get("tools") or body.get("config", {}).get("tools")
+    [tool] = tools
+    offered = (tool.get("input_schema") or tool.get("parameters") or tool.get("function", {}).get("parameters")
+               or tool["function_declarations"][0]["parameters_json_schema"])
+    assert offered == sent
+    assert any(loss.kind == "unknown_mapping" and says in loss.explanation for loss in result.losses)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_context_calling_a_tool_it_does_not_list_offers_the_sessions_definition(target):
+    result = _request(_example(tool_ids=["ghost-tool"]), target, context="continue-context")
+    check_rules(target, result.body)  # the tool list and the calls use one name
+    said = " ".join(loss.explanation for loss in result.losses)
+    assert "'ghost-tool', which the session does not define" in said
+    assert "the session's definition of it is offered" in said
+    assert "synthesized_tool" not in {loss.kind for loss in result.losses}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_conversation_with_nothing_left_is_refused_not_an_empty_body(target):
+    only_calls = sb.export(("user", "go"), ("assistant", {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}))
+    only_calls["messages"] = only_calls["messages"][1:]  # the call alone, and it has no result
+    instructions_only = asif_convert.convert(json.dumps(sb.export(("user", "be brief"), ("assistant", "and kind")))
+                                             .encode(), to="asif").document
+    for event in instructions_only["events"]:
+        if event["kind"] == "message":
+            event["data"]["role"] = "system"
+    cases = [(only_calls, {"pending": "drop"})]
+    if target in ("anthropic-messages", "google-genai"):  # (OpenAI's APIs keep system messages among the turns)
+        cases.append((instructions_only, {}))
+    for doc, kw in cases:
+        with pytest.raises(InvalidInput, match="nothing is left to continue from") as caught:
+            _request(doc, target, **kw)
+        assert caught.value.problems[0].path == "/branches/0/event_ids"
+
+
+def test_the_library_names_the_file_it_was_given(tmp_path):
+    path = tmp_path / "session.json"
+    path.write_text(EXAMPLE.read_text())
+    with pytest.raises(InvalidInput, match=r"session\.json: /contexts: there is no context 'nope'"):
+        asif_convert.request(path, provider="openai-chat", context="nope")
+
+
+def test_the_command_takes_one_of_context_and_branch_and_says_pending_refuse(tmp_path):
+    from typer.testing import CliRunner
+
+    import asif_convert._cli.app  # noqa: F401
+    out = tmp_path / "r.json"
+    both = _run(CliRunner(), "request", str(EXAMPLE), "--for", "openai-chat", "--context", "continue-context",
+                "--branch", "main", "-o", str(out))
+    assert both.exit_code == 2 and "--context and --branch" in both.stderr and not out.exists()
+    with pytest.raises(UsageError, match="not both"):
+        asif_convert.request(EXAMPLE, provider="openai-chat", context="continue-context", branch="main")
+    refused = _run(CliRunner(), "request", str(EXAMPLE), "--for", "openai-chat", "--pending", "refuse")
+    default = _run(CliRunner(), "request", str(EXAMPLE), "--for", "openai-chat")
+    assert (refused.exit_code, refused.stdout) == (default.exit_code, default.stdout)
+
+
+def test_the_command_warns_of_input_problems_as_convert_does(tmp_path):
+    from typer.testing import CliRunner
+
+    import asif_convert._cli.app  # noqa: F401
+    doc = _example()
+    doc["contexts"][0]["configuration_id"] = "no-such-configuration"  # a referential problem, not fatal
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    run = _run(CliRunner(), "request", str(path), "--for", "openai-chat", "--context", "continue-context")
+    converted = _run(CliRunner(), "convert", str(path), "--to", "continuity", "-o", str(tmp_path / "c.json"))
+    assert run.exit_code == 0 and converted.exit_code == 0
+    warnings = [line for line in run.stderr.splitlines() if line.strip().startswith("warning:")]
+    assert warnings and warnings == [line for line in converted.stderr.splitlines()
+                                     if line.strip().startswith("warning:")]
+    strict = _run(CliRunner(), "request", str(path), "--for", "openai-chat", "--context", "continue-context",
+                  "--strict")
+    assert strict.exit_code == 1

@@ -114,20 +114,32 @@ def load_session(data: DocumentInput, *, source: str | None = None, options: Opt
     ``losses`` are the document's own, then those reading it into the IR recorded.
 
     Public as ``asif_convert.load``; ``data`` is what :func:`convert` accepts."""
+    return read_session(data, source=source, options=options, name=name, limits=limits).document
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A session read as :func:`load_session` reads it, with the name its input is reported
+    under (a path's own) and the input's problems that did not refuse it (``convert``'s warnings)."""
+
+    document: ir.Document
+    name: str
+    warnings: list[Problem]
+
+
+def read_session(data: DocumentInput, *, source: str | None = None, options: Options | None = None,
+                 name: str = "<input>", limits: Limits | None = None) -> Loaded:
     options = options or Options()
     if not isinstance(options, Options) or not isinstance(limits or Limits(), Limits):
         raise UsageError("options must be an asif_convert.Options and limits an asif_convert.Limits")
     found = _read(data, source, name, limits)
     found.data = None
-    problems = found.format.validate(found.raw)
-    fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
-    if fatal:
-        raise InvalidInput(fatal, found.name)
+    problems = _input_problems(found.format, found.raw, options, found.name)
     ctx = new_context(options)
     doc = found.format.read(found.raw, ctx)
     known = {loss.id for loss in doc.losses}
     doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
-    return doc
+    return Loaded(doc, found.name, problems)
 
 
 @dataclass

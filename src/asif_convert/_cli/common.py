@@ -135,6 +135,15 @@ def err(message: str) -> None:
         pass
 
 
+def warn_input_problems(problems: list[Problem]) -> None:
+    """The input's problems that did not refuse it, under the summary (the first ten)."""
+    if problems:
+        count = len(problems)
+        err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")
+        for p in problems[:10]:
+            err(f"  warning: {p.render()}")
+
+
 def usage_error(message: str) -> NoReturn:
     err(f"error: {message}")
     raise typer.Exit(EXIT_USAGE)

@@ -41,6 +41,7 @@ from asif_convert._cli.common import (
     path_option,
     point_of_no_return,
     size_option,
+    warn_input_problems,
 )
 from asif_convert._errors import InvalidInput, Problem, UsageError, display_name
 from asif_convert._limits import Limits
@@ -205,11 +206,7 @@ def _tell(result: Result, name: str, output: str, options: Options, size: int, l
                else "a checked copy records none")
         err(f"  note: --fail-on {', '.join(void)}: converting {result.source_format} to {result.target_format} "
             f"records no loss of {'this kind' if len(void) == 1 else 'these kinds'}; {can}")
-    if result.warnings:
-        count = len(result.warnings)
-        err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")
-        for p in result.warnings[:10]:
-            err(f"  warning: {p.render()}")
+    warn_input_problems(result.warnings)
     if size > limits.max_bytes:
         err(f"  note: the output is {size:,} bytes, more than --max-bytes {limits.max_bytes:,}: "
             "give a larger --max-bytes to read it back")

@@ -29,12 +29,14 @@ from asif_convert._cli.common import (
     guard,
     point_of_no_return,
     usage_error,
+    warn_input_problems,
 )
 from asif_convert._errors import display_name
 from asif_convert._request.api import PROVIDERS, RequestResult, request
 
 
 class PendingMode(StrEnum):
+    refuse = "refuse"
     drop = "drop"
     as_error = "as-error"
 
@@ -45,13 +47,13 @@ ContextOpt = Annotated[str | None, typer.Option("--context", metavar="ID",
                                                 help="Continue from this recorded context's inputs.")]
 BranchOpt = Annotated[str | None, typer.Option("--branch", metavar="ID",
                                                help="Continue this branch's history (default: the active branch).")]
-PendingOpt = Annotated[PendingMode | None, typer.Option(
-    "--pending", help="A tool call with no recorded result: leave it out (drop) or answer it with an error "
-                      "result (as-error); without it, such a call is refused.")]
+PendingOpt = Annotated[PendingMode, typer.Option(
+    "--pending", help="A tool call with no recorded result: refuse the request (refuse, the default), leave "
+                      "the call out (drop) or answer it with an error result (as-error).")]
 
 
 def request_command(input_path: InPath, provider: ForOpt, output: OutPath = "-", context: ContextOpt = None,
-                    branch: BranchOpt = None, pending: PendingOpt = None, report: ReportOpt = None,
+                    branch: BranchOpt = None, pending: PendingOpt = PendingMode.refuse, report: ReportOpt = None,
                     strict: StrictOpt = False, on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None,
                     max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
                     max_string: MaxStringOpt = LIM.max_string, trusted_input: TrustedInputOpt = False) -> None:
@@ -59,6 +61,8 @@ def request_command(input_path: InPath, provider: ForOpt, output: OutPath = "-",
     keyword arguments, without model and sampling settings); nothing is sent."""
     if provider not in PROVIDERS:
         usage_error(f"unknown provider {provider!r} for --for; known providers: {', '.join(PROVIDERS)}")
+    if context is not None and branch is not None:
+        usage_error("--context and --branch both choose what to continue from: give one")
     opts = build_options(strict=strict, no_validate=False, on_loss=on_loss, fail_on=fail_on)
     limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
 
@@ -67,7 +71,7 @@ def request_command(input_path: InPath, provider: ForOpt, output: OutPath = "-",
         data: bytes | Path = Path(input_path) if input_path != "-" else jsonio.read_input(input_path, limits)[0]
         name = display_name(input_path) if input_path != "-" else "<stdin>"
         result = request(data, provider=provider, context=context, branch=branch,
-                         pending=pending.value if pending is not None else "refuse", options=opts, name=name,
+                         pending=pending.value, options=opts, name=name,
                          limits=limits)
         body = jsonio.encode(result.body)
         pending_out = jsonio.PendingOutput(output) if output != "-" else None
@@ -93,6 +97,7 @@ def request_command(input_path: InPath, provider: ForOpt, output: OutPath = "-",
             counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))
             err(f"{name} -> {'stdout' if output == '-' else output} ({provider} request): "
                 f"{len(result.losses)} losses" + (f" ({counts})" if counts else ""))
+        warn_input_problems(result.warnings)
 
     guard(run)
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from asif_convert import ir
-from asif_convert._errors import LossPolicyError, UsageError
+from asif_convert._errors import InvalidInput, LossPolicyError, Problem, UsageError
 from asif_convert._limits import Limits
-from asif_convert._pipeline import DocumentInput, load_session
+from asif_convert._pipeline import DocumentInput, read_session
 from asif_convert._registry import loss_kinds
 from asif_convert._request import anthropic, google_genai, openai_chat, openai_responses
 from asif_convert._request.selection import Pending, Selection, select
@@ -29,6 +29,9 @@ PROVIDERS: dict[str, Renderer] = {
     google_genai.NAME: google_genai.render,
 }
 PENDING = ("refuse", "drop", "as-error")
+# where each body holds the conversation: a request with none continues nothing
+CONVERSATION = {anthropic.NAME: "messages", openai_chat.NAME: "messages", openai_responses.NAME: "input",
+                google_genai.NAME: "contents"}
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class RequestResult:
 
     body: dict[str, Any]
     losses: list[ir.Loss]
+    warnings: list[Problem] = field(default_factory=list)  # the input's problems that did not refuse it
 
     def loss_counts(self) -> Counter[str]:
         return Counter(loss.kind for loss in self.losses)
@@ -61,12 +65,18 @@ def request(data: DocumentInput, *, provider: str, context: str | None = None, b
         raise UsageError(f"unknown loss kind {', '.join(map(repr, unknown))} in fail_on; known kinds: "
                          f"{', '.join(loss_kinds())}")
     # (the reader's own losses say how the IR holds the document: the conversion's, not the request's)
-    document = load_session(data, options=options, name=name, limits=limits)
-    selection = select(document, context=context, branch=branch, pending=pending, name=name)
+    loaded = read_session(data, options=options, name=name, limits=limits)
+    selection = select(loaded.document, context=context, branch=branch, pending=pending, name=loaded.name)
     body, rendered = PROVIDERS[provider](selection)
+    if not body[CONVERSATION[provider]]:
+        raise InvalidInput([Problem(rule="request", path=selection.path, message=(
+            f"nothing is left to continue from on {provider}: every input is an instruction (sent as the "
+            "system instruction) or was left out "
+            f"({', '.join(sorted({loss.kind for loss in [*selection.losses, *rendered]})) or 'no loss'}); a request "
+            "needs at least one message"))], loaded.name)
     losses = [*selection.losses, *rendered]
     refused = Counter(loss.kind for loss in losses if options.on_loss == "error" or loss.kind in options.fail_on)
     if refused:
-        raise LossPolicyError(dict(sorted(refused.items())), name)
-    return RequestResult(body=body, losses=losses)
+        raise LossPolicyError(dict(sorted(refused.items())), loaded.name)
+    return RequestResult(body=body, losses=losses, warnings=loaded.warnings)
 

@@ -15,7 +15,7 @@ import msgspec
 
 from asif_convert import ir
 from asif_convert._codec import codec_for
-from asif_convert._errors import InvalidInput, Problem, pointer
+from asif_convert._errors import InvalidInput, Problem, UsageError, pointer
 from asif_convert._registry import namespaces
 
 Role = Literal["user", "assistant", "system", "developer", "tool", "unknown"]
@@ -55,6 +55,7 @@ class Selection:
     tools: tuple[ir.Tool, ...]  # tool definitions offered
     inputs: tuple[Input, ...]  # the ordered inputs
     losses: tuple[ir.Loss, ...]  # stage "translation": what the selection could not carry
+    path: str = ""  # the JSON pointer of what was selected: a context's inputs or a branch's event_ids
 
 
 def select(document: ir.Document, *, context: str | None = None, branch: str | None = None,
@@ -88,14 +89,13 @@ class _Selector:
     # -- the whole selection ------------------------------------------------------------------
 
     def run(self, context: str | None, branch: str | None, pending: Pending) -> Selection:
+        if context is not None and branch is not None:
+            raise UsageError("give a context or a branch to continue from, not both (--context or --branch)")
         if context is not None:
             if context not in self.contexts:
                 raise self.refuse("/contexts", f"there is no context '{context}'; "
                                   f"known contexts: {_listed(self.contexts)}")
             c, ctx = self.contexts[context]
-            if branch is not None and branch != ctx.branch_id:
-                raise self.refuse(pointer("contexts", c, "branch_id"), f"context '{context}' is on branch "
-                                  f"'{ctx.branch_id}', not '{branch}'; give --context or --branch, not both")
             inputs = self.context_inputs(c, ctx)
             branch_id, configuration = ctx.branch_id, self.context_configuration(ctx)
             if any(i.kind == "message" and i.role in ("system", "developer") for i in inputs):
@@ -107,16 +107,16 @@ class _Selector:
             inputs = self.history_inputs(history)
             configuration = self.branch_configuration(history)
             tools = self.offered_tools(inputs)
+        where = pointer("contexts", self.contexts[context][0], "inputs") if context is not None else \
+            pointer("branches", self.branches[branch_id][0], "event_ids")
         if not inputs:
-            where = pointer("contexts", self.contexts[context][0], "inputs") if context is not None else \
-                pointer("branches", self.branches[branch_id][0], "event_ids")
             raise self.refuse(where, f"{'context' if context else 'branch'} '{context or branch_id}' has no "
                               "message, tool call or tool result to continue from")
         inputs = self.settle_pending(inputs, pending, context)
         self.one_call_per_id(inputs)
         return Selection(document=self.doc, branch_id=branch_id, context_id=context,
                          instructions=self.instructions(configuration), tools=tuple(tools),
-                         inputs=tuple(inputs), losses=tuple(self.losses))
+                         inputs=tuple(inputs), losses=tuple(self.losses), path=where)
 
     def one_call_per_id(self, inputs: list[Input]) -> None:
         """Two calls of one id would be one call to every API (its results answer both): refused."""
@@ -348,33 +348,59 @@ class _Selector:
 
     def context_tools(self, c: int, ctx: ir.Context, inputs: list[Input]) -> list[ir.Tool]:
         by_id = {t.id: t for t in self.doc.tools}
+        missing = [t for t in ctx.tool_ids if t not in by_id]
+        if missing:
+            self.losses.append(_loss(
+                f"context-tools:{ctx.id}", "unknown_mapping",
+                f"context '{ctx.id}' offers tool(s) {_listed(missing)}, which the session does not define; "
+                "they are not offered", [("context", ctx.id)]))
         tools = [self.usable(by_id[t]) for t in ctx.tool_ids if t in by_id]
-        return tools + self.tools_known_by_calls(inputs, {t.id for t in tools})
+        return tools + self.tools_known_by_calls(inputs, {t.id for t in tools}, by_id)
 
     def offered_tools(self, inputs: list[Input]) -> list[ir.Tool]:
         tools = [self.usable(t) for t in self.doc.tools]
         return tools + self.tools_known_by_calls(inputs, {t.id for t in tools})
 
     def usable(self, tool: ir.Tool) -> ir.Tool:
-        """A tool whose input contract is unknown (ASIF's ``true``) offered with a permissive schema."""
-        if isinstance(tool.input_schema, dict):
+        """A tool as every API takes it: an input schema that describes an object (a call's
+        arguments are one). An unknown contract (ASIF's ``true``), or one of another type, is
+        offered with a permissive schema; an object schema that does not say its type says it."""
+        schema = tool.input_schema
+        if isinstance(schema, dict) and schema.get("type") == "object":
             return tool
-        self.losses.append(_loss(
-            f"tool-schema:{tool.id}", "unknown_mapping",
-            f"tool '{tool.id}' has no known input schema; it is offered with the permissive {{\"type\": \"object\"}}",
-            [("tool", tool.id)]))
-        return msgspec.structs.replace(tool, input_schema=dict(PERMISSIVE_SCHEMA))
+        typed = schema.get("type") if isinstance(schema, dict) else None
+        if isinstance(schema, dict) and (typed is None or isinstance(typed, list) and "object" in typed):
+            fitted, said = {**schema, "type": "object"}, "its schema is sent with \"type\": \"object\""
+        else:
+            fitted, said = dict(PERMISSIVE_SCHEMA), "it is offered with the permissive {\"type\": \"object\"}"
+        known = "no known input schema" if not isinstance(schema, dict) else \
+            f"an input schema of type {msgspec.json.encode(typed).decode()}, not an object's"
+        self.losses.append(_loss(f"tool-schema:{tool.id}", "unknown_mapping",
+                                 f"tool '{tool.id}' has {known}; {said}", [("tool", tool.id)]))
+        return msgspec.structs.replace(tool, input_schema=fitted)
 
-    def tools_known_by_calls(self, inputs: list[Input], offered: set[str]) -> list[ir.Tool]:
+    def tools_known_by_calls(self, inputs: list[Input], offered: set[str],
+                             defined: dict[str, ir.Tool] | None = None) -> list[ir.Tool]:
+        """The tools a history calls that are not offered: a context's calls of a tool the session
+        defines but the context does not list get that definition; a tool known only by its calls,
+        a permissive one."""
         out: list[ir.Tool] = []
         for i in inputs:
-            if i.kind == "tool_call" and i.tool_id is not None and i.tool_id not in offered:
-                offered.add(i.tool_id)
+            if i.kind != "tool_call" or i.tool_id is None or i.tool_id in offered:
+                continue
+            offered.add(i.tool_id)
+            if defined is not None and i.tool_id in defined:
                 self.losses.append(_loss(
-                    f"tool-by-call:{i.tool_id}", "synthesized_tool",
-                    f"tool '{i.tool_id}' is known only by its calls; it is offered with the permissive "
-                    "{\"type\": \"object\"} and no description", scope="tools"))
-                out.append(ir.Tool(id=i.tool_id, name=i.tool_id, description="", input_schema=dict(PERMISSIVE_SCHEMA)))
+                    f"tool-by-call:{i.tool_id}", "unknown_mapping",
+                    f"tool '{i.tool_id}' is called in the context but not among its tools; the session's "
+                    "definition of it is offered, so that its calls can be sent", [("tool", i.tool_id)]))
+                out.append(self.usable(defined[i.tool_id]))
+                continue
+            self.losses.append(_loss(
+                f"tool-by-call:{i.tool_id}", "synthesized_tool",
+                f"tool '{i.tool_id}' is known only by its calls; it is offered with the permissive "
+                "{\"type\": \"object\"} and no description", scope="tools"))
+            out.append(ir.Tool(id=i.tool_id, name=i.tool_id, description="", input_schema=dict(PERMISSIVE_SCHEMA)))
         return out
 
     # -- calls with no result --------------------------------------------------------------------
