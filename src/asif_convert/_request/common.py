@@ -262,7 +262,7 @@ def _server_inputs(r: Renderer) -> list[Input]:
                 and after.call_id == i.call_id and after.terminal and answers.get(i.call_id) == 1 \
                 and r.recorded_by(i) == r.recorded_by(after) == r.target:
             blocks = r.native(r, i, after)
-        if blocks is None:
+        if blocks is None or after is None:
             out.append(_server_as_text(r, i))
             continue
         out.append(Input(id=i.id, kind="message", role="assistant", parts=(ir.StructuredPart(

@@ -24,9 +24,9 @@ from asif_convert._request.common import (
     native_blocks,
     offered,
     reasoning_of,
+    record,
     role_as_user,
     schema,
-    record,
     side,
     turns,
 )
@@ -126,7 +126,8 @@ def _code_parts(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]]
     derived = (call.call_id or "").startswith(f"{record(call)}/executable_code/")
     ids = {} if derived else {"id": call.call_id}
     outcome = {"outcome": _CODES[result.outcome]} if result.outcome in _CODES else {}
-    output = {"output": p.text for p in result.parts if isinstance(p, ir.TextPart)}
+    text = next((p.text for p in result.parts if isinstance(p, ir.TextPart)), None)
+    output = {"output": text} if text is not None else {}
     return [{"executable_code": {**args, **ids}}, {"code_execution_result": {**outcome, **output, **ids}}]
 
 
