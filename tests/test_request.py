@@ -145,6 +145,16 @@ def test_what_no_request_block_holds_stays_text_with_a_loss_even_for_its_own_api
     assert STAYS[key] in {loss.kind for loss in result.losses}
 
 
+@pytest.mark.parametrize("key", ["anthropic-messages:web_search_tool_result", "google-genai:code_execution_result"])
+def test_the_asif_form_still_knows_which_api_recorded_them(key):
+    """The dialect a message was read from travels in the ASIF document (the continuity reader's
+    native data), so a request from the converted session maps them the same."""
+    dialect = key.split(":")[0]
+    asif = asif_convert.convert(json.dumps(CATALOGUE[key]).encode(), to="asif").document
+    assert _request(asif, dialect, pending="as-error").body == _request(CATALOGUE[key], dialect,
+                                                                        pending="as-error").body
+
+
 def test_a_server_result_not_right_after_its_call_stays_text():
     """Anthropic wants a server_tool_use answered in its turn; a history that moved the result
     away (an edit) is not put back together as blocks it never was."""

@@ -73,7 +73,7 @@ class Renderer:
         reader recorded one: only that API takes back its own server blocks and citations."""
         if self._events is None:
             self._events = {e.id: e for e in self.selection.document.events}
-        event = self._events.get(record(item))
+        event = self._events.get(origin(item))
         native = event.native.get(_CONTINUITY) if event is not None else None
         dialect = native.get("dialect") if isinstance(native, dict) else None
         return dialect if isinstance(dialect, str) else None
@@ -260,7 +260,8 @@ def _server_inputs(r: Renderer) -> list[Input]:
         blocks = None
         if r.native is not None and i.kind == "tool_call" and after is not None and after.kind == "tool_result" \
                 and after.call_id == i.call_id and after.terminal and answers.get(i.call_id) == 1 \
-                and r.recorded_by(i) == r.recorded_by(after) == r.target:
+                and after.source_events and all(isinstance(e.body, ir.ToolResult) for e in after.source_events) \
+                and r.recorded_by(i) == r.recorded_by(after) == r.target:  # (a synthesized result is no record)
             blocks = r.native(r, i, after)
         if blocks is None or after is None:
             out.append(_server_as_text(r, i))
@@ -337,6 +338,12 @@ def record(i: Input) -> str:
 
 
 _MEMBER = re.compile(r"/(call|result)/\d+$")
+
+
+def origin(i: Input) -> str:
+    """The id of the recorded message an input came from, by its first source event (a context's
+    input has an id of its own), else by its id."""
+    return _MEMBER.sub("", i.source_events[0].id) if i.source_events else record(i)
 
 
 def role_as_user(r: Renderer, item: Input, why: str) -> None:

@@ -23,8 +23,8 @@ from asif_convert._request.common import (
     call_arguments,
     native_blocks,
     offered,
+    origin,
     reasoning_of,
-    record,
     role_as_user,
     schema,
     side,
@@ -123,7 +123,7 @@ def _code_parts(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]]
             or not set(args) <= {"code", "language"} or len(result.parts) > 1 \
             or not all(isinstance(p, ir.TextPart) for p in result.parts):
         return None
-    derived = (call.call_id or "").startswith(f"{record(call)}/executable_code/")
+    derived = (call.call_id or "").startswith(f"{origin(call)}/executable_code/")
     ids = {} if derived else {"id": call.call_id}
     outcome = {"outcome": _CODES[result.outcome]} if result.outcome in _CODES else {}
     text = next((p.text for p in result.parts if isinstance(p, ir.TextPart)), None)
