@@ -204,11 +204,34 @@ def _anthropic(body: dict[str, Any]) -> None:
             assert m["role"] == "assistant" and k + 1 < len(messages), "a tool_use is answered"
             answered = [b["tool_use_id"] for b in messages[k + 1]["content"] if b["type"] == "tool_result"]
             assert sorted(answered) == sorted(uses), "every tool_use is answered in the next message"
+        _server_pairs(m)
         for b in m["content"]:
             if b["type"] in ("tool_use", "tool_result"):
                 assert re.fullmatch(r"[A-Za-z0-9_-]+", b.get("id", b.get("tool_use_id", "")))
     _names([t["name"] for t in body.get("tools", ())] + [b["name"] for m in messages for b in m["content"]
                                                           if b["type"] == "tool_use"])
+
+
+# the result blocks of Anthropic's server tools (each answers a server_tool_use by tool_use_id)
+SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+                  "bash_code_execution_tool_result", "text_editor_code_execution_tool_result",
+                  "tool_search_tool_result")
+
+
+def _server_pairs(message: dict[str, Any]) -> None:
+    """A server_tool_use is answered by its result block later in the same assistant turn (the
+    API ran it within that turn), and a server result answers a server_tool_use before it."""
+    blocks = message["content"]
+    used: list[str] = []
+    for b in blocks:
+        if b["type"] == "server_tool_use":
+            assert message["role"] == "assistant", "a server_tool_use is the assistant's"
+            used.append(b["id"])
+        elif b["type"] in SERVER_RESULTS:
+            assert message["role"] == "assistant", f"a {b['type']} is the assistant's"
+            assert b["tool_use_id"] in used, f"a {b['type']} answers a server_tool_use before it in its turn"
+            used.remove(b["tool_use_id"])
+    assert not used, f"server_tool_use {used} unanswered in its turn"
 
 
 def _chat(body: dict[str, Any]) -> None:

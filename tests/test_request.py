@@ -72,6 +72,132 @@ def test_the_validation_catches_a_wrong_key(target, body):
         check_body(target, body)
 
 
+# --- server tools and citations: the recording API's own blocks, text (a loss) for any other -----
+
+# catalogue entries whose server tool blocks or citations the recording API's request takes back,
+# with the block types (or keys) its body holds for them
+NATIVE: dict[str, set[str]] = {
+    **{f"anthropic-messages:{k}": {"server_tool_use", k} for k in (
+        "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+        "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result")},
+    "anthropic-messages:text": {"citations"},
+    "openai-responses:response_function_web_search.ResponseFunctionWebSearch": {"web_search_call"},
+    "openai-responses:response_file_search_tool_call.ResponseFileSearchToolCall": {"file_search_call"},
+    "openai-responses:response_code_interpreter_tool_call.ResponseCodeInterpreterToolCall": {"code_interpreter_call"},
+    "openai-responses:response_input_item.ImageGenerationCall": {"image_generation_call"},
+    "google-genai:code_execution_result": {"executable_code", "code_execution_result"},
+}
+# entries that stay text with a loss even for their own API: a beta's block (advisor), a call with
+# no recorded result (its synthesized error is no result block), an MCP server's tools, and
+# citations the API takes in no request place (Chat) or only on an output message whose id and
+# status the IR does not hold (Responses)
+STAYS: dict[str, str] = {
+    "anthropic-messages:advisor_tool_result": "server_tool_as_text",
+    "anthropic-messages:server_tool_use": "server_tool_as_text",
+    "anthropic-messages:mcp_tool_result": "server_tool_as_text",
+    "google-genai:executable_code": "server_tool_as_text",
+    "google-genai:tool_response": "server_tool_as_text",
+    "openai-responses:response_input_item.McpCall": "server_tool_as_text",
+    "openai-chat:message.annotations": "citations_dropped",
+    "openai-responses:response_output_message.ResponseOutputMessage": "citations_dropped",
+}
+_KIND = {key: "citations_dropped" if want == {"citations"} else "server_tool_as_text" for key, want in NATIVE.items()}
+
+
+def _keys(value: Any) -> set[str]:
+    """Every block type and key a body holds, at any depth."""
+    if isinstance(value, dict):
+        return {*value, *(str(value["type"]) for _ in (0,) if isinstance(value.get("type"), str))} | {
+            k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+@pytest.mark.parametrize("key", sorted(NATIVE))
+def test_server_tool_blocks_and_citations_go_back_natively_to_the_api_that_recorded_them(key):
+    dialect = key.split(":")[0]
+    result = _request(CATALOGUE[key], dialect, pending="as-error")
+    check_body(dialect, result.body)
+    check_rules(dialect, result.body)
+    assert NATIVE[key] <= _keys(result.body), sorted(_keys(result.body))
+    kinds = {loss.kind for loss in result.losses}
+    assert not kinds & {"server_tool_as_text", "citations_dropped"}, kinds
+    assert "[result (" not in json.dumps(result.body)  # nothing of them as text
+
+
+@pytest.mark.parametrize("key", sorted(NATIVE))
+@pytest.mark.parametrize("target", TARGETS)
+def test_another_api_gets_them_as_text_with_a_loss(key, target):
+    if key.startswith(f"{target}:"):
+        return
+    result = _request(CATALOGUE[key], target, pending="as-error")
+    check_body(target, result.body)
+    check_rules(target, result.body)
+    assert _KIND[key] in {loss.kind for loss in result.losses}
+    native = NATIVE[key] - {"citations"} if target != "anthropic-messages" else NATIVE[key]
+    assert not native & _keys(result.body) - {"text"}, native & _keys(result.body)
+
+
+@pytest.mark.parametrize("key", sorted(STAYS))
+def test_what_no_request_block_holds_stays_text_with_a_loss_even_for_its_own_api(key):
+    dialect = key.split(":")[0]
+    result = _request(CATALOGUE[key], dialect, pending="as-error")
+    check_body(dialect, result.body)
+    check_rules(dialect, result.body)
+    assert STAYS[key] in {loss.kind for loss in result.losses}
+
+
+@pytest.mark.parametrize("key", ["anthropic-messages:web_search_tool_result", "google-genai:code_execution_result"])
+def test_the_asif_form_still_knows_which_api_recorded_them(key):
+    """The dialect a message was read from travels in the ASIF document (the continuity reader's
+    native data), so a request from the converted session maps them the same."""
+    dialect = key.split(":")[0]
+    asif = asif_convert.convert(json.dumps(CATALOGUE[key]).encode(), to="asif").document
+    assert _request(asif, dialect, pending="as-error").body == _request(CATALOGUE[key], dialect,
+                                                                        pending="as-error").body
+
+
+def test_a_server_result_not_right_after_its_call_stays_text():
+    """Anthropic wants a server_tool_use answered in its turn; a history that moved the result
+    away (an edit) is not put back together as blocks it never was."""
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+    apart = sb.export(("assistant", [use]), ("assistant", [{"type": "text", "text": "searching"}]),
+                      ("assistant", [found]))
+    result = _request(apart, "anthropic-messages")
+    assert "server_tool_as_text" in {loss.kind for loss in result.losses}
+    check_rules("anthropic-messages", result.body)
+    together = sb.export(("assistant", [use, found]), ("assistant", [{"type": "text", "text": "found"}]))
+    body = _request(together, "anthropic-messages").body
+    assert [b["type"] for b in body["messages"][0]["content"]] == ["server_tool_use", "web_search_tool_result", "text"]
+
+
+def test_citations_of_another_api_are_a_loss_and_null_citations_none():
+    cited = CATALOGUE["anthropic-messages:text"]
+    for target in TARGETS[1:]:
+        result = _request(cited, target)
+        assert "char_location" not in json.dumps(result.body)
+        assert [loss.kind for loss in result.losses] == ["citations_dropped"], target
+    null = sb.export(("assistant", [{"type": "text", "text": "a", "citations": None}]))
+    for target in TARGETS:
+        result = _request(null, target)
+        assert "citations" not in json.dumps(result.body) and not result.losses, target
+
+
+@pytest.mark.parametrize("message", [
+    {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}]},
+    {"role": "assistant", "content": [{"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+                                      {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}]},
+    {"role": "user", "content": [{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+                                 {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}]},
+])
+def test_the_rules_catch_a_server_tool_use_not_answered_in_its_turn(message):
+    with pytest.raises(AssertionError):
+        check_rules("anthropic-messages", {"messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]},
+                                                        message]})
+
+
 # --- generated sessions in each dialect ----------------------------------------------------------
 
 _WORDS = st.text(alphabet="abcdefgh xyz", min_size=1, max_size=12).filter(str.strip)

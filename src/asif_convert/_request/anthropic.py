@@ -4,7 +4,8 @@ User and assistant turns alternate (consecutive inputs of one side merged); a tu
 is answered by a user turn that opens with their ``tool_result`` blocks; system and developer
 messages have no place among the messages: those before the first other input join ``system``,
 later ones are user text. Thinking blocks travel only when they came from this API (they carry
-its signature)."""
+its signature); so do server tool blocks (a server_tool_use and its result block, in the
+assistant's turn) and the citations of a text."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from asif_convert._request.common import (
     Renderer,
     arrange,
     call_arguments,
+    native_blocks,
     offered,
     reasoning_of,
     role_as_user,
@@ -29,10 +31,18 @@ from asif_convert._request.selection import Input, Selection
 NAME = "anthropic-messages"
 _ID = re.compile(r"[A-Za-z0-9_-]+")
 _IMAGES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_PROVIDER = "anthropic"  # the server identity the continuity reader gives the tools this API runs
+# The server tools, and their result blocks, a request's messages take back (the stable
+# ServerToolUseBlockParam names and ContentBlockParam members; an advisor result is a beta's)
+_SERVER_TOOLS = ("web_search", "web_fetch", "code_execution", "bash_code_execution", "text_editor_code_execution",
+                 "tool_search_tool_regex", "tool_search_tool_bm25")
+_SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+                   "bash_code_execution_tool_result", "text_editor_code_execution_tool_result",
+                   "tool_search_tool_result")
 
 
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
-    r = Renderer(selection, NAME)
+    r = Renderer(selection, NAME, native=_server_blocks)
     items = arrange(r)
     system = [_text(p) for p in selection.instructions if isinstance(p, ir.TextPart)]
     while items and items[0].kind == "message" and items[0].role in ("system", "developer"):
@@ -54,6 +64,38 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
 
 def _text(p: ir.TextPart) -> dict[str, Any]:
     return {"type": "text", "text": p.text}
+
+
+def _server_blocks(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]] | None:
+    """A server_tool_use and its result block, as this API wrote them: the call's id, name and
+    input, the result block's type and content as recorded (the reader keeps the content whole,
+    as a structured part named after the block). None for a tool or block a request cannot hold."""
+    tool = r.tools.get(call.tool_id or "")
+    name = r.tool_name(call.tool_id)
+    if tool is None or tool.server_identity != _PROVIDER or name not in _SERVER_TOOLS \
+            or not isinstance(call.arguments, dict) or call.arguments_status not in (None, "complete") \
+            or not _ID.fullmatch(call.call_id or ""):
+        return None  # (a rewritten id would no longer be the provider's)
+    if len(result.parts) != 1 or not isinstance(part := result.parts[0], ir.StructuredPart):
+        return None
+    kind = part.schema.removeprefix(f"{NAME}/")
+    if kind not in _SERVER_RESULTS or part.schema == kind:
+        return None
+    return [{"type": "server_tool_use", "id": call.call_id, "name": name, "input": call.arguments},
+            {"type": kind, "tool_use_id": call.call_id, "content": part.value}]
+
+
+def _cited(r: Renderer, p: ir.TextPart, i: Input) -> dict[str, Any]:
+    """A text block, with its citations when this API recorded them (a citation points into this
+    API's own documents and results: no other API's is valid here); a null field says nothing."""
+    block = _text(p)
+    citations = p.unknown.get("citations")
+    if citations and isinstance(citations, list) and r.recorded_by(i) == NAME \
+            and all(isinstance(c, dict) for c in citations):
+        block["citations"] = [{k: v for k, v in c.items() if v is not None} for c in citations]
+    else:
+        r.cited(p, i)
+    return block
 
 
 def _blocks(r: Renderer, i: Input, side: str) -> list[dict[str, Any]]:
@@ -82,9 +124,12 @@ def _parts(r: Renderer, i: Input, in_result: bool, side: str = "user") -> list[d
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if isinstance(p, ir.TextPart):
-            r.cited(p, i)
             if p.text:
-                out.append(_text(p))
+                out.append(_cited(r, p, i))
+            else:
+                r.cited(p, i)
+        elif (blocks := native_blocks(p)) is not None:
+            out += blocks
         elif isinstance(p, ir.ResourcePart):
             block = _media(r, p, i)
             if block is not None:

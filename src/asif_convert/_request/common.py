@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -21,6 +22,10 @@ from asif_convert._formats.continuity.dialects import REASONING
 from asif_convert._request.selection import PERMISSIVE_SCHEMA, Input, Selection
 
 GOOGLE_RESPONSE = "google-genai/function_response.response"  # a Gemini function response's object
+# A server-run call and its result that go back as the target API's own blocks: one assistant
+# input holding those blocks (a structured part of this schema, never seen outside a renderer)
+NATIVE = "asif-convert.request/native-blocks"
+_CONTINUITY = "agent-continuity/1"  # where the continuity reader names the dialect a message was read from
 # a tool name every API takes (Gemini: a letter or _ first; all: at most 64 of these)
 NAME_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
@@ -48,9 +53,13 @@ class Renderer:
 
     selection: Selection
     target: str
+    # the target's own blocks for a server-run call and its recorded result, or None when the
+    # API has none for them (see ``arrange``); a renderer without one sends them as text
+    native: Callable[[Renderer, Input, Input], list[dict[str, Any]] | None] | None = None
     _losses: dict[tuple[str, str], tuple[str, dict[str, None]]] = field(default_factory=dict)
     _ids: dict[str, str] = field(default_factory=dict)
     _names: dict[str, str] = field(default_factory=dict)
+    _events: dict[str, ir.Event] | None = None
 
     def __post_init__(self) -> None:
         self.resources = {r.id: r for r in self.selection.document.resources}
@@ -58,6 +67,16 @@ class Renderer:
         self.tools_by_name = {t.name for t in self.selection.document.tools if pattern_free(t.name)}
         self.server_calls = {i.call_id for i in self.selection.inputs if i.kind == "tool_call"
                              and isinstance(getattr(self.tools.get(i.tool_id or ""), "server_identity", None), str)}
+
+    def recorded_by(self, item: Input) -> str | None:
+        """The dialect (API) the message an input came from was read from, if a continuity
+        reader recorded one: only that API takes back its own server blocks and citations."""
+        if self._events is None:
+            self._events = {e.id: e for e in self.selection.document.events}
+        event = self._events.get(origin(item))
+        native = event.native.get(_CONTINUITY) if event is not None else None
+        dialect = native.get("dialect") if isinstance(native, dict) else None
+        return dialect if isinstance(dialect, str) else None
 
     # -- losses -------------------------------------------------------------------------------
 
@@ -160,7 +179,9 @@ class Renderer:
         return None
 
     def cited(self, part: ir.TextPart, item: Input) -> None:
-        if "citations" in part.unknown:
+        """A loss for the citations of a text the target does not carry (an empty or null list
+        cites nothing: no loss)."""
+        if part.unknown.get("citations") or part.unknown.get("annotations"):
             self.loss("citations_dropped", "text", "the citations of a text are not sent (a request's text "
                       "carries none the API would take from another response); the text is", item.id)
 
@@ -181,9 +202,10 @@ def reasoning_of(part: ir.Part) -> str | None:
 
 def arrange(r: Renderer) -> list[Input]:
     """The inputs with each tool call's results right after the run of calls it belongs to, one
-    result per call. A call of a tool someone else ran, and its result, become assistant text; a
-    result whose call is not in the request, a user message."""
-    inputs = [_server_as_text(r, i) if server_run(r, i) else i for i in r.selection.inputs]
+    result per call. A call of a tool someone else ran, and its result, become one assistant
+    input of the target's own blocks where ``r.native`` has them, else assistant text; a result
+    whose call is not in the request, a user message."""
+    inputs = _server_inputs(r)
     calls = {i.call_id for i in inputs if i.kind == "tool_call"}
     results: dict[str, list[Input]] = {}
     for i in inputs:
@@ -213,6 +235,48 @@ def arrange(r: Renderer) -> list[Input]:
         out.append(i)
     out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
     return out
+
+
+def _server_inputs(r: Renderer) -> list[Input]:
+    """The selection's inputs with every server-run call and result in the form the target takes.
+    A pair goes back as the target's own blocks only when this API recorded both, the call's one
+    result is terminal and right after it (as the API wrote them, and as Anthropic demands: a
+    server_tool_use answered in the same turn), and ``r.native`` has blocks for what they hold;
+    anything else is text, never a block with fields the session does not have."""
+    inputs = r.selection.inputs
+    answers: dict[str | None, int] = {}
+    for i in inputs:
+        if i.kind == "tool_result":
+            answers[i.call_id] = answers.get(i.call_id, 0) + 1
+    out: list[Input] = []
+    skip = False
+    for k, i in enumerate(inputs):
+        if skip or not server_run(r, i):
+            if not skip:
+                out.append(i)
+            skip = False
+            continue
+        after = inputs[k + 1] if k + 1 < len(inputs) else None
+        blocks = None
+        if r.native is not None and i.kind == "tool_call" and after is not None and after.kind == "tool_result" \
+                and after.call_id == i.call_id and after.terminal and answers.get(i.call_id) == 1 \
+                and after.source_events and all(isinstance(e.body, ir.ToolResult) for e in after.source_events) \
+                and r.recorded_by(i) == r.recorded_by(after) == r.target:  # (a synthesized result is no record)
+            blocks = r.native(r, i, after)
+        if blocks is None or after is None:
+            out.append(_server_as_text(r, i))
+            continue
+        out.append(Input(id=i.id, kind="message", role="assistant", parts=(ir.StructuredPart(
+            schema=NATIVE, value=blocks),), source_events=i.source_events + after.source_events))
+        skip = True
+    return out
+
+
+def native_blocks(part: ir.Part) -> list[dict[str, Any]] | None:
+    """The target's own blocks a server-run call and its result became (see ``_server_inputs``)."""
+    if isinstance(part, ir.StructuredPart) and part.schema == NATIVE and isinstance(part.value, list):
+        return part.value
+    return None
 
 
 def _server_as_text(r: Renderer, item: Input) -> Input:
@@ -276,6 +340,12 @@ def record(i: Input) -> str:
 _MEMBER = re.compile(r"/(call|result)/\d+$")
 
 
+def origin(i: Input) -> str:
+    """The id of the recorded message an input came from, by its first source event (a context's
+    input has an id of its own), else by its id."""
+    return _MEMBER.sub("", i.source_events[0].id) if i.source_events else record(i)
+
+
 def role_as_user(r: Renderer, item: Input, why: str) -> None:
     r.loss("role_adapted", item.role, f"a {item.role} message {why}", item.id)
 
@@ -310,7 +380,8 @@ def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:
     for tool in r.selection.tools:
         if isinstance(tool.server_identity, str):
             r.loss("tool_not_offered", tool.id, f"tool {tool.name!r} is run by {tool.server_identity!r}, not by "
-                   "the caller: it is not defined as a function; its calls in the history are sent as text")
+                   "the caller: it is not defined as a function; its calls in the history are sent as text, or "
+                   "as the API's own blocks where this API recorded them")
             continue
         name = r.fit_name(tool.name, pattern)
         if any(name == n for n, _ in out):

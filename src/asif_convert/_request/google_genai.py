@@ -5,7 +5,8 @@ Contents alternate between ``user`` and ``model`` (consecutive inputs of one sid
 is a ``function_call`` part of a model turn, its result a ``function_response`` part of the user
 turn after it (by id and name, the outcome as the response's ``output`` or ``error`` key). System
 and developer messages before the conversation join ``system_instruction``; later ones are user
-text. Thought parts and thought signatures travel only when they came from this API."""
+text. Thought parts and thought signatures travel only when they came from this API, and so does
+code the model ran (an ``executable_code`` part and its ``code_execution_result``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from asif_convert._request.common import (
     Renderer,
     arrange,
     call_arguments,
+    native_blocks,
     offered,
+    origin,
     reasoning_of,
     role_as_user,
     schema,
@@ -30,10 +33,12 @@ from asif_convert._request.common import (
 from asif_convert._request.selection import Input, Selection
 
 NAME = "google-genai"
+_PROVIDER = "google"  # the server identity the continuity reader gives the tools this API runs
+_CODES = {"success": "OUTCOME_OK", "error": "OUTCOME_FAILED"}  # a code execution's outcome, as the API says it
 
 
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
-    r = Renderer(selection, NAME)
+    r = Renderer(selection, NAME, native=_code_parts)
     items = arrange(r)
     system = [{"text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart)]
     while items and items[0].kind == "message" and items[0].role in ("system", "developer"):
@@ -80,6 +85,8 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
         if isinstance(p, ir.TextPart):
             r.cited(p, i)
             out.append({"text": p.text})
+        elif (blocks := native_blocks(p)) is not None:
+            out += blocks
         elif isinstance(p, ir.ResourcePart):
             m = r.media(p)
             if m is None:
@@ -103,6 +110,25 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
         else:
             r.drop(p, i, "it holds a block this API does not know")
     return out
+
+
+def _code_parts(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]] | None:
+    """Code the model ran and its result, as this API wrote them: the code and its language, the
+    outcome and the output; the id only where the parts had one (the reader derives an id,
+    ``<message>/executable_code/<k>``, for parts that name none)."""
+    tool = r.tools.get(call.tool_id or "")
+    args = call.arguments
+    if tool is None or tool.server_identity != _PROVIDER or tool.name != "code_execution" \
+            or not isinstance(args, dict) or not isinstance(args.get("code"), str) \
+            or not set(args) <= {"code", "language"} or len(result.parts) > 1 \
+            or not all(isinstance(p, ir.TextPart) for p in result.parts):
+        return None
+    derived = (call.call_id or "").startswith(f"{origin(call)}/executable_code/")
+    ids = {} if derived else {"id": call.call_id}
+    outcome = {"outcome": _CODES[result.outcome]} if result.outcome in _CODES else {}
+    text = next((p.text for p in result.parts if isinstance(p, ir.TextPart)), None)
+    output = {"output": text} if text is not None else {}
+    return [{"executable_code": {**args, **ids}}, {"code_execution_result": {**outcome, **output, **ids}}]
 
 
 def _one(i: Input, p: ir.Part) -> Input:

@@ -2,7 +2,9 @@
 
 ``input`` is a flat list of items: messages (user, system and developer content as input parts,
 assistant text as plain text), ``function_call`` items and the ``function_call_output`` items that
-answer them by ``call_id``. Reasoning items travel only when they came from this API."""
+answer them by ``call_id``. Reasoning items travel only when they came from this API, and so do
+the items of the tools it runs itself (web and file search, code interpreter, image generation),
+each the call and its outcome in one item."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from asif_convert._request.common import (
     Renderer,
     arrange,
     json_arguments,
+    native_blocks,
     offered,
     reasoning_of,
     role_as_user,
@@ -23,10 +26,17 @@ from asif_convert._request.common import (
 from asif_convert._request.selection import Input, Selection
 
 NAME = "openai-responses"
+_PROVIDER = "openai"  # the server identity the continuity reader gives the tools this API runs
+# the input item of each tool the API runs that a request takes back (its ...ToolCallParam), by
+# tool name, with the item's keys the call's recorded arguments must hold (the item requires them)
+_SERVER_ITEMS = {"web_search": ("web_search_call", ("action",)), "file_search": ("file_search_call", ("queries",)),
+                 "code_interpreter": ("code_interpreter_call", ("code", "container_id")),
+                 "image_generation": ("image_generation_call", ())}
+_STATUS = {"success": "completed", "error": "failed"}  # (an unknown outcome names no status)
 
 
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
-    r = Renderer(selection, NAME)
+    r = Renderer(selection, NAME, native=_server_item)
     items: list[dict[str, Any]] = []
     for i in arrange(r):
         if i.kind == "tool_call":
@@ -67,6 +77,52 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     return body, r.losses()
 
 
+def _server_item(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]] | None:
+    """The item of a tool this API ran: its id, the call's recorded arguments (the item's own
+    keys, as the reader took them), the outcome as its status and the result's parts in the
+    item's outcome field. None for anything the item cannot hold as it was recorded."""
+    tool = r.tools.get(call.tool_id or "")
+    spec = _SERVER_ITEMS.get(r.tool_name(call.tool_id))
+    status = _STATUS.get(result.outcome or "")
+    args = call.arguments
+    if tool is None or tool.server_identity != _PROVIDER or spec is None or status is None \
+            or not isinstance(args, dict) or not all(k in args for k in spec[1]) or "status" in args:
+        return None
+    outcome = _server_outcome(r, spec[0], result)
+    if outcome is None:
+        return None
+    return [{"id": call.call_id, "type": spec[0], **args, "status": status, **outcome}]
+
+
+def _server_outcome(r: Renderer, kind: str, result: Input) -> dict[str, Any] | None:
+    """The outcome fields of a server tool's item from its result's parts (as the reader made
+    them: file search results a structured part, code interpreter logs texts and images
+    resources, a generated image a resource and its revised prompt a text)."""
+    parts = result.parts
+    if kind == "web_search_call":
+        return {} if not parts else None
+    if kind == "file_search_call":
+        values = [p.value for p in parts if isinstance(p, ir.StructuredPart)]
+        return {"results": values[0]} if len(values) == len(parts) == 1 else {} if not parts else None
+    media = {p.resource_id: r.media(p) for p in parts if isinstance(p, ir.ResourcePart)}
+    if any(m is None or m.source not in ("base64", "url") for m in media.values()) \
+            or not all(isinstance(p, ir.TextPart | ir.ResourcePart) for p in parts):
+        return None
+    if kind == "code_interpreter_call":
+        return {"outputs": [{"type": "logs", "logs": p.text} if isinstance(p, ir.TextPart) else
+                            {"type": "image", "url": _url(r, media[p.resource_id])}
+                            for p in parts if isinstance(p, ir.TextPart | ir.ResourcePart)]}
+    images = [m.value for m in media.values() if m is not None and m.source == "base64"]
+    texts = [p.text for p in parts if isinstance(p, ir.TextPart)]
+    if len(images) != len(media) or len(images) > 1 or len(texts) > 1:
+        return None
+    return {"result": images[0] if images else None, **({"revised_prompt": texts[0]} if texts else {})}
+
+
+def _url(r: Renderer, m: Any) -> str:
+    return str(r.data_url(m) if m.source == "base64" else m.value)
+
+
 def _assistant(r: Renderer, i: Input) -> list[dict[str, Any]]:
     """An assistant message: each text a message of its own (the API takes assistant text as a
     string), this API's reasoning items as they were."""
@@ -75,6 +131,8 @@ def _assistant(r: Renderer, i: Input) -> list[dict[str, Any]]:
         if reasoning_of(p) == NAME:
             assert isinstance(p, ir.StructuredPart) and isinstance(p.value, dict)
             out.append(dict(p.value))
+        elif (blocks := native_blocks(p)) is not None:
+            out += blocks
         elif isinstance(p, ir.ResourcePart):
             r.drop(p, i, "an assistant message holds text only")
         else:
