@@ -63,11 +63,10 @@ class Split:
     # a call a message may answer so (``by_name``, the id of a legacy function_call) can be it.
     answers: str | None = None
     by_name: str | None = None
-    # A model turn (Gen AI): (call id, tool) of its calls that a later message's responses answer
-    # by name and order, having no id (the reader hands those unanswered to the next messages'
-    # split as ``awaiting``). None when the message is no such turn; a model turn without such
-    # calls ([]) still ends what an earlier turn left awaiting.
-    turn: list[tuple[str, str]] | None = None
+    # (call id, tool) of a model turn's calls that the responses after it answer by name and
+    # order, having no id (Gen AI): the reader hands those unanswered to the next messages' split
+    # (``awaiting``) until the branch's next assistant message.
+    turn: list[tuple[str, str]] = field(default_factory=list)
 
 
 def answering(split: Split, call_id: str) -> None:

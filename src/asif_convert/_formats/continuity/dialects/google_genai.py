@@ -212,8 +212,6 @@ class _Reader:
             self.call_kinds.append(datum)
             if derived:
                 self.out.options.setdefault("d", []).append(k)  # an id the part does not have
-                if datum == "function_call" and self.out.turn is not None:
-                    self.out.turn.append((call_id, name))
             self.code_call = call_id if datum == "executable_code" else None
         return "c", add
 
@@ -260,11 +258,12 @@ def split(content: dict[str, Any], role: str, message_id: str, awaiting: Sequenc
     """``awaiting``: (call id, name) of the id-less function calls of the model turn before this
     message that no response has answered yet, in order (the reader keeps them per branch)."""
     reader = _Reader(message_id, awaiting if role != "assistant" else ())
-    if role == "assistant":
-        reader.out.turn = []  # a model turn: its id-less calls are what the next responses answer
     for p in content["parts"]:
         reader.part(p)
     out, options = reader.out, reader.out.options
+    if role == "assistant":  # a model turn: its id-less function calls are what the next responses answer
+        out.turn = [(c.call_id, c.name) for k, c in enumerate(out.calls)
+                    if k in options.get("d", ()) and reader.call_kinds[k] == "function_call"]
     if any(_snake(k) != k or any(_snake(n) != n for n in (v if isinstance(v, dict) else {}))
            for p in content["parts"] for k, v in p.items() if _snake(k) in DATA or k in SIGNATURES):
         options["h"] = 1  # the REST API's camelCase
