@@ -139,6 +139,11 @@ def dialect_content(draw: st.DrawFn) -> Any:
                                     {"code_execution_result": {"outcome": "OUTCOME_OK", "output": "1"}}]},
         {"role": "user", "parts": [{"functionResponse": {"id": call_id, "name": "f", "response": {"output": 1}}},
                                    {"inlineData": {"data": "AA==", "mimeType": "image/png"}}, {"future": 1}]},
+        # and without ids, as the API usually writes them: responses answer calls by name and order
+        {"role": "model", "parts": [{"function_call": {"name": "f", "args": {"a": 1}}},
+                                    {"function_call": {"name": "f"}}]},
+        {"role": "user", "parts": [{"function_response": {"name": "f", "response": {"output": 1}}},
+                                   {"function_response": {"name": "f", "response": {"error": "x"}}}]},
     ]))
     content = json.loads(json.dumps(content))
     objects = [content] if isinstance(content, dict) else []

@@ -20,7 +20,7 @@ from asif_convert._request.selection import Input, Selection
 from tests import sdk_blocks as sb
 from tests.request_rules import TARGETS, check_body, check_rules, conversation
 from tests.test_sdk_anthropic_openai_chat import CASES
-from tests.test_sdk_responses_google import _GOOGLE, _RESPONSES, _google_export, _responses_export
+from tests.test_sdk_responses_google import _GOOGLE, _RESPONSES, _google_export, _responses_export, _turns
 
 # --- the block catalogue, recorded in each dialect, rendered for each target ----------------------
 
@@ -301,6 +301,20 @@ def expected(dialect: str, turns: list[tuple[Any, ...]]) -> list[tuple[Any, ...]
 
 
 # kinds a session recorded in a dialect may lose rendered for that dialect: the tools it calls are
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_gemini_session_without_ids_continues_with_every_call_answered(target):
+    """Gen AI calls and responses with no ids (how the API usually writes them) pair by name and
+    order, so the session continues on every provider (a call with no result would be refused)."""
+    doc = _turns(["weather", "time", "weather"], [("time", "noon"), ("weather", "sunny"), ("weather", "rain")])
+    result = _request(doc, target)
+    check_body(target, result.body)
+    check_rules(target, result.body)
+    got = conversation(target, result.body)
+    calls = {e[1]: (e[2], e[3]["k"]) for e in got if e[0] == "call"}
+    answers = sorted((calls[e[1]], e[3]) for e in got if e[0] == "result")  # (in the order the target wants)
+    assert answers == [(("time", 1), "noon"), (("weather", 0), "sunny"), (("weather", 2), "rain")]
+
+
 # known only by their calls (no schema), nothing of the conversation
 _IDENTITY_LOSSES = {"synthesized_tool", "unknown_mapping"}
 

@@ -583,6 +583,90 @@ def test_a_google_response_without_an_id_is_kept_as_structured_data():
         {"kind": "structured", "schema": "google-genai/function_response", "value": response}]
 
 
+def _turns(calls: list[str], responses: list[tuple[str, str]], *between: tuple[str, Any]) -> dict[str, Any]:
+    """A model turn of id-less calls (of the tools ``calls``), then any messages ``between``, then
+    a user turn of id-less responses ((tool, output)), as the API writes them without ids."""
+    model = {"role": "model", "parts": [{"function_call": {"name": n, "args": {"k": k}}} for k, n in enumerate(calls)]}
+    user = {"role": "user", "parts": [{"function_response": {"name": n, "response": {"output": out}}}
+                                      for n, out in responses]}
+    return export(("user", {"role": "user", "parts": [{"text": "go"}]}), ("assistant", model), *between,
+                  ("tool", user))
+
+
+def _by_id(asif: dict[str, Any], event_id: str) -> dict[str, Any]:
+    return next(e for e in asif["events"] if e["id"] == event_id)
+
+
+def _answers(asif: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(call id, the called tool, what its result says) of every tool result, in order."""
+    tools = {e["data"]["call_id"]: e["data"]["tool_id"] for e in asif["events"] if e["kind"] == "tool_call"}
+    return [(e["data"]["call_id"], tools[e["data"]["call_id"]], e["data"]["parts"][0]["value"]["output"])
+            for e in asif["events"] if e["kind"] == "tool_result"]
+
+
+@pytest.mark.parametrize(("calls", "responses", "expected"), [
+    # different tools, answered in another order: each response answers the call of its name
+    (["weather", "time"], [("time", "noon"), ("weather", "sunny")],
+     [("m1/function_call/1", "time", "noon"), ("m1/function_call/0", "weather", "sunny")]),
+    # two calls of one tool: the responses answer them in order, as the API pairs them
+    (["weather", "weather"], [("weather", "sunny"), ("weather", "rain")],
+     [("m1/function_call/0", "weather", "sunny"), ("m1/function_call/1", "weather", "rain")]),
+    # both at once: the first unanswered call of the name, whatever comes between
+    (["weather", "time", "weather"], [("weather", "sunny"), ("weather", "rain"), ("time", "noon")],
+     [("m1/function_call/0", "weather", "sunny"), ("m1/function_call/2", "weather", "rain"),
+      ("m1/function_call/1", "time", "noon")]),
+])
+def test_id_less_responses_answer_the_id_less_calls_of_the_model_turn_before_them(calls, responses, expected):
+    doc = _turns(calls, responses)
+    asif = to_asif(doc)
+    assert _answers(asif) == expected
+    assert not [e for e in asif["events"] if e["kind"] == "message" and e["id"] == "m2"]  # all of it answers
+    there = convert(json.dumps(doc).encode(), to="asif")
+    again = convert(there.output, to="continuity")
+    assert again.output == convert(json.dumps(doc).encode(), to="continuity").output  # byte for byte
+    assert exact(doc, again.document) == {}
+    assert "id" not in again.document["messages"][2]["content_json"]["parts"][0]["function_response"]
+    assert exact(asif, to_asif(again.document)) == {}  # and back again
+
+
+def test_an_answered_id_less_call_is_answered_once_and_edits_of_its_result_travel():
+    doc = _turns(["weather"], [("weather", "sunny")])
+    doc["messages"].append({**copy.deepcopy(doc["messages"][2]), "message_id": "m3", "sequence": 4})
+    asif = to_asif(doc)
+    assert _answers(asif) == [("m1/function_call/0", "weather", "sunny")]  # the second has no call left
+    assert _by_id(asif, "m3")["data"]["parts"][0]["schema"] == "google-genai/function_response"
+    result = event(asif, "tool_result")["data"]
+    result["outcome"] = "error"
+    assert back(asif)["messages"][2]["content_json"]["parts"] == [
+        {"function_response": {"name": "weather", "response": {"error": "sunny"}}}]  # still no id
+
+
+@pytest.mark.parametrize("doc", [
+    _turns(["weather"], [("time", "noon")]),  # no call of its name
+    _turns([], [("weather", "sunny")]),  # a model turn without calls
+    export(("tool", {"role": "user", "parts": [{"function_response": {"name": "weather", "response": {}}}]})),
+    _turns(["weather"], [("weather", "sunny")], ("assistant", {"role": "model", "parts": [{"text": "hm"}]})),
+    _turns(["weather"], [("weather", "sunny")], ("assistant", None)),  # a later model turn, whatever it holds
+], ids=["other-name", "no-calls", "no-model-turn", "later-turn", "later-plain-turn"])
+def test_an_id_less_response_with_no_id_less_call_to_answer_stays_structured_data(doc):
+    for rec in doc["messages"]:
+        if rec["content_json"] is None:  # a message of text only
+            del rec["content_json"]
+            rec["text_content"] = "a note"
+    asif = to_asif(doc)
+    assert not [e for e in asif["events"] if e["kind"] == "tool_result"]
+    response = doc["messages"][-1]["content_json"]["parts"][0]
+    assert _by_id(asif, doc["messages"][-1]["message_id"])["data"]["parts"] == [
+        {"kind": "structured", "schema": "google-genai/function_response", "value": response}]
+    assert exact(doc, convert(json.dumps(asif).encode(), to="continuity").document) == {}
+
+
+def test_an_id_less_response_does_not_answer_a_call_with_an_id():
+    doc = _turns(["weather"], [("weather", "sunny")])
+    doc["messages"][1]["content_json"]["parts"][0]["function_call"]["id"] = "fc1"
+    assert not [e for e in to_asif(doc)["events"] if e["kind"] == "tool_result"]
+
+
 def test_an_edited_copy_of_every_sample_round_trips_through_the_residual():
     """ASIF -> continuity -> ASIF is exact for documents made from every sample, edits included."""
     for key in sorted(_RESPONSES):
@@ -613,6 +697,11 @@ _EXCHANGES = [
     ({"role": "model", "parts": [{"functionCall": {"id": "fc1", "name": "f", "args": {}}, "thoughtSignature": "c2ln"},
                                  {"fileData": {"fileUri": "gs://b/a", "mimeType": "text/plain"}}]},
      {"role": "user", "parts": [{"functionResponse": {"id": "fc1", "name": "f", "response": {"error": "x"}}}]}),
+    ({"role": "model", "parts": [{"function_call": {"name": "f", "args": {}}}, {"function_call": {"name": "g"}},
+                                 {"function_call": {"name": "f", "args": {"a": 1}}}]},
+     {"role": "user", "parts": [{"function_response": {"name": "g", "response": {"output": 1}}},
+                                {"function_response": {"name": "f", "response": {"error": "x"}}},
+                                {"function_response": {"name": "f", "response": {}}}]}),
 ]
 
 

@@ -109,6 +109,9 @@ class _Reader:
         # branch -> (call id, tool) of the last dialect call made on it, if a message may answer it
         # by the tool's name alone (an OpenAI Chat legacy function_call), else None
         self.last_calls: dict[str, tuple[str, str] | None] = {}
+        # branch -> (call id, tool) of the calls of its last model turn that the responses after
+        # it answer by name and order (Gen AI function calls without an id; dialects.Split.turn)
+        self.turns: dict[str, list[tuple[str, str]]] = {}
         self.requests: set[str] = set()  # decision request ids carried as ASIF events
         self.tools: dict[str, str | None] = {}  # tool names seen in dialect content, in order -> server identity
         self.servers: dict[str, None] = {}  # who ran tools for the caller (dialects.common: server identities)
@@ -333,10 +336,14 @@ class _Reader:
     def _split(self, rec: dict[str, Any], eid: str) -> dialects.Split | None:
         """The message's content in a known dialect, when its tool calls are new and its results
         answer calls made earlier on the same branch (else it stays one message, reported)."""
+        branch = rec.get("branch_id", self.active)
+        awaiting = [c for c in self.turns.get(branch, ()) if self.calls.get(c[0]) == branch]  # unanswered
+        if rec["role"] == "assistant":  # a later turn: what an earlier one called is no longer answered by name
+            self.turns.pop(branch, None)
         if "content_json" not in rec:
             return None
         try:
-            split = dialects.split(rec["content_json"], rec["role"], eid)
+            split = dialects.split(rec["content_json"], rec["role"], eid, awaiting)
         except NestedTooDeep:  # a tool call's argument text that no ASIF value can hold
             self.ledger.add("+dialect-deep-arguments", "event", eid)
             return None
@@ -346,7 +353,6 @@ class _Reader:
             # (arguments parsed from a string: the input's own limits never saw these numbers)
             self.ledger.add("+dialect-unsafe-integer", "event", eid)
             return None
-        branch = rec.get("branch_id", self.active)
         last = self.last_calls.get(branch)
         if split.answers is not None and last is not None and last[1] == split.answers \
                 and self.calls.get(last[0]) == branch:
@@ -374,6 +380,8 @@ class _Reader:
                 else None
         for result in split.results:
             self.calls[result.call_id] = None  # answered: a second result stays a message
+        if split.turn:
+            self.turns[branch] = split.turn
         return split
 
     def _group(self, rec: dict[str, Any], eid: str, seq: int, split: dialects.Split) -> list[ir.Event]:

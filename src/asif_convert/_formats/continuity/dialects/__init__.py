@@ -15,6 +15,7 @@ Anthropic message object: it is read as Anthropic, and both render it the same).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from asif_convert._formats.continuity.dialects import anthropic, google_genai, openai, openai_responses
@@ -37,11 +38,15 @@ NAMES = tuple(d.NAME for d in _DIALECTS)
 _BY_NAME = {d.NAME: d for d in _DIALECTS}
 
 
-def split(content: Any, role: str, message_id: str) -> Split | None:
+def split(content: Any, role: str, message_id: str, awaiting: Sequence[tuple[str, str]] = ()) -> Split | None:
+    """The content's pieces in the dialect that fits it best, else None. ``awaiting``: the calls
+    of an earlier model turn its responses may answer by name (``Split.turn``); only Gen AI
+    pairs so, the others name the call they answer."""
     best: Split | None = None
     for dialect in _DIALECTS:
         if dialect.detect(content):
-            found = dialect.split(content, role, message_id)
+            found = google_genai.split(content, role, message_id, awaiting) if dialect is google_genai \
+                else dialect.split(content, role, message_id)
             if best is None or len(found.opaque) < len(best.opaque):
                 best = found
             if not best.opaque:

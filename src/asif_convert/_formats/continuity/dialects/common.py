@@ -63,6 +63,10 @@ class Split:
     # a call a message may answer so (``by_name``, the id of a legacy function_call) can be it.
     answers: str | None = None
     by_name: str | None = None
+    # (call id, tool) of a model turn's calls that the responses after it answer by name and
+    # order, having no id (Gen AI): the reader hands those unanswered to the next messages' split
+    # (``awaiting``) until the branch's next assistant message.
+    turn: list[tuple[str, str]] = field(default_factory=list)
 
 
 def answering(split: Split, call_id: str) -> None:

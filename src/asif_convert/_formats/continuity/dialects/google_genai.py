@@ -7,8 +7,13 @@ modifiers (``thought``, ``thought_signature``, media metadata).
 Thoughts are private-reasoning parts, kept whole. A thought signature on any other part is a
 private-reasoning part of its own, ``{"thought_signature": ...}``, just before what it signs;
 the rendering puts it back on that part. Function calls without an id get
-``<message id>/function_call/<k>``; a function response without an id answers no call anyone
-can name and stays a structured part (schema ``google-genai/function_response``) of the message.
+``<message id>/function_call/<k>``. A function response without an id answers the id-less call
+of its name in the model turn before it, the first of that name not yet answered: that is how
+the API pairs them (a model turn's calls are answered by the next user turn's responses, by name
+and in order; ids are optional), so the link is the protocol's, not a guess (docs/decisions.md,
+40). The reader hands those calls to the split (``awaiting``), and the rendering leaves the id
+out again. A response with no such call stays a structured part (schema
+``google-genai/function_response``) of the message.
 A code execution result without an id answers the code just before it (the API documents that
 it always follows it).
 """
@@ -16,6 +21,7 @@ it always follows it).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from asif_convert import ir
@@ -88,8 +94,9 @@ def _unknown_key(part: dict[str, Any]) -> str:
 
 
 class _Reader:
-    def __init__(self, message_id: str) -> None:
+    def __init__(self, message_id: str, awaiting: Sequence[tuple[str, str]] = ()) -> None:
         self.mid = message_id
+        self.awaiting = list(awaiting)  # (call id, name) of the id-less calls a response may answer, in order
         self.parts: list[ir.Part] = []
         self.out = Split(dialect=NAME, parts=self.parts)
         self.order: list[str] = []
@@ -146,6 +153,13 @@ class _Reader:
         if datum in ("function_call", "executable_code", "tool_call"):
             return self.call(datum, value)
         return self.result(datum, value)
+
+    def answered(self, name: Any) -> str | None:
+        """The id of the call an id-less function response of ``name`` answers: the first call of
+        that name among those awaiting an answer (taken: the next response of the name answers
+        the next call), else None."""
+        k = next((k for k, (_, called) in enumerate(self.awaiting) if called == name), None)
+        return None if k is None else self.awaiting.pop(k)[0]
 
     def response_part(self, p: Any) -> ir.Part:
         """A part of a function response (inline or file data) as a resource part, else opaque."""
@@ -207,6 +221,8 @@ class _Reader:
         if not (isinstance(call_id, str) and call_id):
             if datum == "code_execution_result" and self.code_call is not None:
                 call_id, derived = self.code_call, True
+            elif datum == "function_response" and (call_id := self.answered(value.get("name"))) is not None:
+                derived = True
             else:  # a response that names no call: its data, as they are, in the message
                 whole = self.current
                 return "p", lambda: self.parts.append(ir.StructuredPart(schema=f"{NAME}/{datum}", value=whole))
@@ -238,11 +254,16 @@ class _Reader:
         return "r", add
 
 
-def split(content: dict[str, Any], role: str, message_id: str) -> Split:
-    reader = _Reader(message_id)
+def split(content: dict[str, Any], role: str, message_id: str, awaiting: Sequence[tuple[str, str]] = ()) -> Split:
+    """``awaiting``: (call id, name) of the id-less function calls of the model turn before this
+    message that no response has answered yet, in order (the reader keeps them per branch)."""
+    reader = _Reader(message_id, awaiting if role != "assistant" else ())
     for p in content["parts"]:
         reader.part(p)
     out, options = reader.out, reader.out.options
+    if role == "assistant":  # a model turn: its id-less function calls are what the next responses answer
+        out.turn = [(c.call_id, c.name) for k, c in enumerate(out.calls)
+                    if k in options.get("d", ()) and reader.call_kinds[k] == "function_call"]
     if any(_snake(k) != k or any(_snake(n) != n for n in (v if isinstance(v, dict) else {}))
            for p in content["parts"] for k, v in p.items() if _snake(k) in DATA or k in SIGNATURES):
         options["h"] = 1  # the REST API's camelCase
