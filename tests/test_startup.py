@@ -172,3 +172,19 @@ def test_the_codec_reads_field_types_as_typing_does():
     for cls in structs:
         expected = {n: t for n, t in typing.get_type_hints(cls).items() if n in cls.__struct_fields__}
         assert _codec.field_types(cls) == expected, cls
+
+
+def test_the_console_script_sets_what_the_imports_made_aside_from_the_collector():
+    """``run`` freezes the objects the imports made, so the collector's full scans (those of the
+    interpreter's exit above all) skip them; a host calling the app in-process keeps its collector
+    as it was."""
+    code = ("import gc, sys\n"
+            "from asif_convert._cli.app import app, run\n"
+            "try:\n    app(['--version'])\nexcept SystemExit:\n    pass\n"
+            "assert gc.get_freeze_count() == 0 and gc.isenabled()\n"
+            "sys.argv[1:] = ['--version']\n"
+            "try:\n    run()\nexcept SystemExit:\n    print(gc.get_freeze_count(), gc.isenabled())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    frozen, enabled = done.stdout.split()[-2:]
+    assert int(frozen) > 10_000 and enabled == "True"

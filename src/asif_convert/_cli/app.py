@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import warnings
 from collections.abc import Iterator, Mapping
@@ -149,4 +150,10 @@ def load_formats() -> None:
 
 def run() -> None:  # console-script entry point
     hold_signals_to_exit()
+    # What the imports made (classes, functions, tables) lives until the process ends: set
+    # aside, the cyclic collector no longer scans it, neither during the command nor in the
+    # full collections of the interpreter's exit (about a tenth of a small conversion's time).
+    # Garbage made from here on is collected as before. The console script only: a host that
+    # imports the app keeps its collector as it was.
+    gc.freeze()
     app()
