@@ -131,6 +131,8 @@ DEFERRED = {
     ("_mapping.py", "load_table", "tomllib"): "the TOML parser, only where a compiled table is stale",
     ("_mapping.py", "compiled_table", "tomllib"): "the TOML parser, only to write the compiled tables",
     ("_mapping.py", "load_mapping", "tomllib"): "the TOML parser, only for a plugin's own mapping table",
+    ("_package.py", "_members", "zipfile"): "the ZIP reader and its compressors, only to read a package",
+    ("_package.py", "write_package", "zipfile"): "the ZIP writer, only to write a package",
     ("_registry.py", "_entry_points", "importlib.metadata"): "only where a distribution names the plugins' group",
     ("_cli/batch.py", "_connect", "asif_convert.batch"): "Dask distributed, only for --scheduler",
     ("batch/_storage.py", "remote", "asif_convert.batch"): "fsspec and its file systems, only for a URL",

@@ -27,10 +27,11 @@ from .conftest import CORPUS
 # multiprocessing for batch, deepdiff and pydantic for inspect and diff, jinja2 for view,
 # cryptography for sign), remote storage, the test tools, python-jsonschema (only to explain an
 # invalid document), the installed metadata (only where a plugin is declared), the TOML parser
-# (the mapping tables are read in their compiled JSON form), and the modules of the other commands.
+# (the mapping tables are read in their compiled JSON form), the ZIP module (only for a package),
+# and the modules of the other commands.
 NEVER = ("rich", "jsonschema", "jsonschema_specifications", "referencing", "deepdiff", "pydantic", "jinja2",
          "cryptography", "dask", "distributed", "fsspec", "s3fs", "hypothesis", "multiprocessing", "importlib.metadata",
-         "tomllib",
+         "tomllib", "zipfile",
          "asif_convert.batch", "asif_convert._view", "asif_convert._compare", "asif_convert._signature",
          "asif_convert._summary", "asif_convert._cli.batch", "asif_convert._cli.inspect", "asif_convert._cli.view",
          "asif_convert._cli.sign", "asif_convert._cli.validate")
