@@ -190,3 +190,16 @@ def test_the_console_script_sets_what_the_imports_made_aside_from_the_collector(
     assert done.returncode == 0, done.stderr[-2000:]
     frozen, enabled = done.stdout.split()[-2:]
     assert int(frozen) > 10_000 and enabled == "True"
+
+
+def test_loading_a_command_leaves_the_collector_as_it_was():
+    """A command's module is imported with the collector paused, and only then."""
+    code = ("import gc\n"
+            "from asif_convert._cli.app import command\n"
+            "command('formats')\n"
+            "assert gc.isenabled()\n"
+            "gc.disable()\n"
+            "command('view')\n"
+            "assert not gc.isenabled()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
