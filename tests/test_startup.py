@@ -26,10 +26,12 @@ from .conftest import CORPUS
 # What no conversion of a valid document uses: other commands' libraries (rich's progress and
 # multiprocessing for batch, deepdiff and pydantic for inspect and diff, jinja2 for view,
 # cryptography for sign), remote storage, the test tools, python-jsonschema (only to explain an
-# invalid document), the installed metadata (only where a plugin is declared), and the
-# modules of the other commands.
+# invalid document), the installed metadata (only where a plugin is declared), the TOML parser
+# (the mapping tables are read in their compiled JSON form), the ZIP module (only for a package),
+# and the modules of the other commands.
 NEVER = ("rich", "jsonschema", "jsonschema_specifications", "referencing", "deepdiff", "pydantic", "jinja2",
          "cryptography", "dask", "distributed", "fsspec", "s3fs", "hypothesis", "multiprocessing", "importlib.metadata",
+         "tomllib", "zipfile",
          "asif_convert.batch", "asif_convert._view", "asif_convert._compare", "asif_convert._signature",
          "asif_convert._summary", "asif_convert._cli.batch", "asif_convert._cli.inspect", "asif_convert._cli.view",
          "asif_convert._cli.sign", "asif_convert._cli.validate")
@@ -172,3 +174,32 @@ def test_the_codec_reads_field_types_as_typing_does():
     for cls in structs:
         expected = {n: t for n, t in typing.get_type_hints(cls).items() if n in cls.__struct_fields__}
         assert _codec.field_types(cls) == expected, cls
+
+
+def test_the_console_script_sets_what_the_imports_made_aside_from_the_collector():
+    """``run`` freezes the objects the imports made, so the collector's full scans (those of the
+    interpreter's exit above all) skip them; a host calling the app in-process keeps its collector
+    as it was."""
+    code = ("import gc, sys\n"
+            "from asif_convert._cli.app import app, run\n"
+            "try:\n    app(['--version'])\nexcept SystemExit:\n    pass\n"
+            "assert gc.get_freeze_count() == 0 and gc.isenabled()\n"
+            "sys.argv[1:] = ['--version']\n"
+            "try:\n    run()\nexcept SystemExit:\n    print(gc.get_freeze_count(), gc.isenabled())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    frozen, enabled = done.stdout.split()[-2:]
+    assert int(frozen) > 10_000 and enabled == "True"
+
+
+def test_loading_a_command_leaves_the_collector_as_it_was():
+    """A command's module is imported with the collector paused, and only then."""
+    code = ("import gc\n"
+            "from asif_convert._cli.app import command\n"
+            "command('formats')\n"
+            "assert gc.isenabled()\n"
+            "gc.disable()\n"
+            "command('view')\n"
+            "assert not gc.isenabled()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -101,3 +101,39 @@ def test_path_resources_never_follow_links(tmp_path):
 def test_cli_base_dir(tmp_path):
     res = runner.invoke(app, ["validate", str(WITH_PATH), "--base-dir", str(tmp_path)])
     assert res.exit_code == 1 and "ASIF-R075" in res.stdout
+
+
+def _nodes(value):
+    """Every object and array in a JSON value, the value itself included."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict | list):
+            yield node
+            stack.extend(node.values() if isinstance(node, dict) else node)
+
+
+def test_a_definition_checked_on_its_own_answers_as_with_every_definition():
+    """A definition (``event``, ``part``, ``loss``) is compiled with only the definitions it
+    reaches; every object of the corpus, and a few broken ones, get the same answer as with all
+    of them."""
+    import jsonschema_rs
+
+    from asif_convert._validation import schemas
+
+    schema = schemas.load_schema(schemas.ASIF_SCHEMA)
+    defs = schema["$defs"]
+    assert len(schemas._reached(defs, "part")) < len(defs)
+    assert schemas._reached(defs, "continuation") is defs  # (a base URI of its own: all kept)
+    values = [node for path in sorted((CORPUS / "asif").glob("*.json"))
+              for node in _nodes(json.loads(path.read_text()))]
+    values += [{}, [], {"kind": 3}, {"type": "text"}, {"type": "text", "text": 3}]
+    valid_somewhere = 0
+    for definition in defs:
+        whole = jsonschema_rs.validator_for({"$schema": schema["$schema"], "$defs": defs,
+                                             "$ref": f"#/$defs/{definition}"})
+        alone = jsonschema_rs.validator_for(schemas._schema(schemas.ASIF_SCHEMA, definition))
+        answers = [whole.is_valid(v) for v in values]
+        assert [alone.is_valid(v) for v in values] == answers, definition
+        valid_somewhere += any(answers)
+    assert valid_somewhere > len(defs) / 2  # (the corpus holds valid values of most, not only broken ones)

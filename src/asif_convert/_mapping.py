@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,7 +17,9 @@ from asif_convert._resources import mapping_path
 # The built-in tables parsed once, as JSON (``mappings/compiled/``, written by
 # ``python -m asif_convert._docs``): Python's TOML parser takes about 20 ms for the larger
 # table, a tenth of a small conversion; decoding the same values from JSON, under 1 ms. Each
-# names the digest of the TOML it was made from, and one that does not match is not used.
+# names the digest of the TOML it was made from, and one that does not match is not used. The
+# TOML parser itself (about 1.5 ms to import, its regular expressions compiled) is imported only
+# where a TOML is parsed: a stale compiled table, writing them, a plugin's own table.
 COMPILED = "compiled"
 
 
@@ -64,11 +65,15 @@ def load_table(name: str) -> MappingTable:
         compiled = None
     if isinstance(compiled, dict) and compiled.get("toml_sha256") == hashlib.sha256(source).hexdigest():
         return _table(name, compiled["table"])
+    import tomllib  # (a stale compiled table: see COMPILED)
+
     return _table(name, tomllib.loads(source.decode("utf-8")))
 
 
 def compiled_table(name: str) -> bytes:
     """The compiled form of built-in table ``name``, as ``mappings/compiled/`` holds it."""
+    import tomllib  # (see COMPILED: only to write the compiled tables)
+
     source = mapping_path(f"{name}.toml").read_bytes()
     table = tomllib.loads(source.decode("utf-8"))
     return msgspec.json.format(msgspec.json.encode({"toml_sha256": hashlib.sha256(source).hexdigest(),
@@ -77,6 +82,8 @@ def compiled_table(name: str) -> bytes:
 
 def load_mapping(path: str | os.PathLike[str]) -> MappingTable:
     """A mapping table from a TOML file (how plugins bring their own loss vocabulary)."""
+    import tomllib  # (see COMPILED: a plugin's own table)
+
     path = Path(path)
     with path.open("rb") as fh:
         raw = tomllib.load(fh)

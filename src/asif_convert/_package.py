@@ -22,9 +22,7 @@ import io
 import re
 import stat
 import struct
-import zipfile
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -32,6 +30,9 @@ from asif_convert import _jsonio as jsonio
 from asif_convert._errors import InvalidInput, Problem, pointer
 from asif_convert._limits import Limits, MiB
 from asif_convert._validation.semantic.resources import path_problem
+
+if TYPE_CHECKING:
+    import zipfile
 
 MANIFEST = "asif-package.json"
 SESSION = "session.json"
@@ -47,6 +48,7 @@ MAX_FILE_BYTES = 256 * MiB
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a first member, or an empty archive
 _LOCAL_HEADER = 30  # the fixed part of a ZIP local file header
 _END_RECORD, _END_RECORD_SIZE = b"PK\x05\x06", 22  # the end-of-central-directory record: signature, fixed size
+_STORED = 0  # the ZIP method of a member kept as is (zipfile.ZIP_STORED)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -56,14 +58,15 @@ def is_package(data: bytes) -> bool:
     return data.startswith(_ZIP_MAGIC)
 
 
-@dataclass
-class Package:
+# Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
+# millisecond to create at import (its methods are generated and compiled), a Struct a hundredth.
+class Package(msgspec.Struct):
     """A package whose every check passed."""
 
     session: bytes  # the exact bytes of session.json
     document: dict[str, Any]  # session.json decoded
     manifest: bytes  # the exact bytes of asif-package.json (what a signature covers)
-    files: dict[str, bytes] = field(default_factory=dict)  # every other member, by name
+    files: dict[str, bytes] = msgspec.field(default_factory=dict)  # every other member, by name
 
 
 def _problem(message: str, *where: str | int) -> Problem:
@@ -105,6 +108,8 @@ def _decode(content: bytes, member: str, name: str, limits: Limits) -> Any:
 
 def _members(data: bytes, name: str, limits: Limits, max_members: int, max_file_bytes: int) -> dict[str, bytes]:
     """Every member's bytes, after checking the archive's structure and every name."""
+    import zipfile  # (and its compressors: only for a package, which few conversions read or write)
+
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             items = archive.infolist()
@@ -142,7 +147,7 @@ def _structure_problems(items: list[zipfile.ZipInfo], max_file_bytes: int) -> li
             problems.append(_problem(f"is {what}; a package holds only regular files", where))
         if item.flag_bits & 0x1:
             problems.append(_problem("is encrypted; packages are never encrypted", where))
-        if item.compress_type != zipfile.ZIP_STORED:
+        if item.compress_type != _STORED:
             problems.append(_problem(f"is compressed (method {item.compress_type}); package members are "
                                      "stored uncompressed", where))
         elif item.compress_size != item.file_size:
@@ -318,6 +323,8 @@ def write_package(session: bytes, files: dict[str, bytes] | None = None) -> byte
                                  f"{len(files) + 2:,}"))
     if problems:
         raise InvalidInput(problems, "<package>")
+    import zipfile  # (see _members)
+
     members = {**files, SESSION: session, MANIFEST: manifest_bytes(session, files)}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as archive:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import warnings
 from collections.abc import Iterator, Mapping
@@ -12,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from asif_convert._cli.common import err, guard, hold_signals_to_exit, internal_error
+from asif_convert._cli.common import err, gc_paused, guard, hold_signals_to_exit, internal_error
 from asif_convert._errors import EXIT_INTERRUPTED
 from asif_convert._version import __version__
 
@@ -69,7 +70,10 @@ def command(name: str) -> TyperCommand:
     broken installation) one line and exit 3."""
     module, function = COMMANDS[name]
     try:
-        loaded = importlib.import_module(f"asif_convert._cli.{module}")
+        # What an import makes (modules, classes, functions) lives on: the collector's passes
+        # over it while a conversion's modules load (about 1.3 ms) would find nothing to free.
+        with gc_paused():
+            loaded = importlib.import_module(f"asif_convert._cli.{module}")
     except KeyboardInterrupt:
         err("interrupted")
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -149,4 +153,10 @@ def load_formats() -> None:
 
 def run() -> None:  # console-script entry point
     hold_signals_to_exit()
+    # What the imports made (classes, functions, tables) lives until the process ends: set
+    # aside, the cyclic collector no longer scans it, neither during the command nor in the
+    # full collections of the interpreter's exit (about a tenth of a small conversion's time).
+    # Garbage made from here on is collected as before. The console script only: a host that
+    # imports the app keeps its collector as it was.
+    gc.freeze()
     app()
