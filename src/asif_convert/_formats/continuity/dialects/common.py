@@ -64,7 +64,7 @@ class Split(msgspec.Struct):
     # (call id, tool) of a model turn's calls that the responses after it answer by name and
     # order, having no id (Gen AI): the reader hands those unanswered to the next messages' split
     # (``awaiting``) until the branch's next assistant message.
-    turn: list[tuple[str, str]] = field(default_factory=list)
+    turn: list[tuple[str, str]] = msgspec.field(default_factory=list)
 
 
 def answering(split: Split, call_id: str) -> None:
