@@ -189,6 +189,9 @@ def arrange(r: Renderer) -> list[Input]:
     for i in inputs:
         if i.kind == "tool_result" and i.call_id in calls:
             results.setdefault(i.call_id or "", []).append(i)
+    same_id: dict[str, list[int]] = {}  # the positions of each input id: a result's place without a scan
+    for k, i in enumerate(inputs):
+        same_id.setdefault(i.id, []).append(k)
     out: list[Input] = []
     run: list[Input] = []  # the calls of the current run
     for k, i in enumerate(inputs):
@@ -205,7 +208,7 @@ def arrange(r: Renderer) -> list[Input]:
             continue
         if run:
             for a in (a for c in run for a in results.get(c.call_id or "", [])
-                      if inputs.index(a) > k and record(a) != record(i)):
+                      if _first_place(inputs, same_id, a) > k and record(a) != record(i)):
                 r.loss("result_moved", "tool_result", "a tool result recorded after other inputs is sent right "
                        "after its call, where the API wants it", a.id)
             out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
@@ -213,6 +216,12 @@ def arrange(r: Renderer) -> list[Input]:
         out.append(i)
     out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
     return out
+
+
+def _first_place(inputs: list[Input], same_id: dict[str, list[int]], item: Input) -> int:
+    """``inputs.index(item)``, looking only among the inputs of its id (an equal input has it):
+    a scan of the whole history for each result made a long session's rendering quadratic."""
+    return next(k for k in same_id[item.id] if inputs[k] is item or inputs[k] == item)
 
 
 def _server_as_text(r: Renderer, item: Input) -> Input:
