@@ -129,19 +129,22 @@ class Renderer:
 
     def texts(self, item: Input, why: str) -> list[str]:
         """The texts of an input whose target takes text only; every other part is a loss."""
-        out = []
-        for p in item.parts:
-            if isinstance(p, ir.TextPart):
-                self.cited(p, item)
-                out.append(p.text)
-            elif reasoning_of(p) is not None:
-                self.loss("reasoning_dropped", reasoning_of(p) or "", "private reasoning is not sent here: "
-                          "the API takes no reasoning in this place", item.id)
-            elif (text := self.as_text(p, item)) is not None:
-                out.append(text)
-            else:
-                self.drop(p, item, why)
-        return out
+        return [text for p in item.parts if (text := self.text(p, item, why)) is not None]
+
+    def text(self, part: ir.Part, item: Input, why: str) -> str | None:
+        """One part of ``item`` as text, where the target takes text only; None, with its loss,
+        for a part that is not sent (a renderer asks part by part: no copy of the input each)."""
+        if isinstance(part, ir.TextPart):
+            self.cited(part, item)
+            return part.text
+        if (origin := reasoning_of(part)) is not None:
+            self.loss("reasoning_dropped", origin, "private reasoning is not sent here: the API takes no "
+                      "reasoning in this place", item.id)
+            return None
+        if (text := self.as_text(part, item)) is not None:
+            return text
+        self.drop(part, item, why)
+        return None
 
     def drop(self, part: ir.Part, item: Input, why: str) -> None:
         what = part.semantic_type if isinstance(part, ir.OpaquePart) else type(part).__name__

@@ -10,7 +10,6 @@ text. Thought parts and thought signatures travel only when they came from this 
 from __future__ import annotations
 
 import base64
-from dataclasses import replace
 from typing import Any
 
 from asif_convert import ir
@@ -99,14 +98,11 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
                 r.loss("reasoning_dropped", origin, "private reasoning of another API (or out of the model's turn) "
                        "is not sent: only this API's own thoughts and signatures can be", i.id)
         elif isinstance(p, ir.StructuredPart):
-            out += [{"text": t} for t in r.texts(_one(i, p), "")]
+            if (text := r.text(p, i, "")) is not None:
+                out.append({"text": text})
         else:
             r.drop(p, i, "it holds a block this API does not know")
     return out
-
-
-def _one(i: Input, p: ir.Part) -> Input:
-    return replace(i, parts=(p,))
 
 
 def _snake(part: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,6 @@ answer them by ``call_id``. Reasoning items travel only when they came from this
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from asif_convert import ir
@@ -77,9 +76,8 @@ def _assistant(r: Renderer, i: Input) -> list[dict[str, Any]]:
             out.append(dict(p.value))
         elif isinstance(p, ir.ResourcePart):
             r.drop(p, i, "an assistant message holds text only")
-        else:
-            out += [{"type": "message", "role": "assistant", "content": t}
-                    for t in r.texts(replace(i, parts=(p,)), "an assistant message holds text only")]
+        elif (text := r.text(p, i, "an assistant message holds text only")) is not None:
+            out.append({"type": "message", "role": "assistant", "content": text})
     return out
 
 
@@ -87,8 +85,8 @@ def _content(r: Renderer, i: Input, prefix: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if not isinstance(p, ir.ResourcePart):
-            out += [{"type": "input_text", "text": t}
-                    for t in r.texts(replace(i, parts=(p,)), "it holds a block this API does not know")]
+            if (text := r.text(p, i, "it holds a block this API does not know")) is not None:
+                out.append({"type": "input_text", "text": text})
             continue
         m = r.media(p)
         if m is None:
