@@ -2,6 +2,7 @@
 (raw msgspec decode + encode), each in a fresh subprocess: wall time and peak RSS.
 
     .venv/bin/python benchmarks/request.py --sizes 10 100
+    .venv/bin/python benchmarks/request.py --sizes 10 --src /tmp/before   # another checkout (src/, schemas/, mappings/)
 
 The input is the generated ASIF session (benchmarks/generate.py, through run.py's
 ``ensure_files``); "the last turn" is the active branch's history rendered for each provider
@@ -19,7 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run import _label, ensure_files  # noqa: E402
+from run import _env, _label, ensure_files  # noqa: E402
 
 CONFIGS = ("floor", "to-continuity", "anthropic-messages", "openai-chat", "openai-responses", "google-genai")
 
@@ -47,6 +48,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=float, nargs="+", default=[10.0])
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--src", help="measure the asif-convert of this checkout (a folder with src/, schemas/, "
+                        "mappings/), for a before and after of one working tree")
     parser.add_argument("--worker", nargs=2)
     args = parser.parse_args()
     if args.worker:
@@ -54,7 +57,7 @@ def main() -> int:
         return 0
     data = HERE / "data"
     data.mkdir(exist_ok=True)
-    ensure_files(args.sizes, data, 7, None)
+    ensure_files(args.sizes, data, 7, args.src)
     print("| size | config | median s | x floor | x to-continuity | peak MiB |\n|---|---|---|---|---|---|")
     for mb in args.sizes:
         path = data / f"asif-{_label(mb)}mb.json"
@@ -62,7 +65,7 @@ def main() -> int:
         for _ in range(args.reps):  # alternated, so that a shared machine's load falls on all alike
             for config in CONFIGS:
                 out = subprocess.run([sys.executable, __file__, "--worker", config, str(path)], check=True,
-                                     capture_output=True, text=True).stdout
+                                     capture_output=True, text=True, env=_env(args.src)).stdout
                 runs[config].append(json.loads(out.strip().splitlines()[-1]))
         median = {c: sorted(r["seconds"] for r in rs)[len(rs) // 2] for c, rs in runs.items()}
         for config in CONFIGS:

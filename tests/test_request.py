@@ -410,6 +410,30 @@ def test_a_system_message_in_the_history_keeps_its_place_or_becomes_a_loss():
         check_rules(target, body)
 
 
+def _call(iid: str, call_id: str) -> Input:
+    return Input(id=iid, kind="tool_call", role="assistant", parts=(), source_events=(), call_id=call_id,
+                 tool_id="t", arguments={}, arguments_status="complete")
+
+
+def _answer(iid: str, call_id: str) -> Input:
+    return Input(id=iid, kind="tool_result", role="tool", parts=(ir.TextPart(text="ok"),), source_events=(),
+                 call_id=call_id, result_index=0, terminal=True, outcome="success")
+
+
+def test_a_result_recorded_after_other_inputs_is_moved_after_its_call_with_a_loss():
+    selection = _selection(_message("m1", "user", "q"), _call("c1", "k"), _call("c2", "j"), _answer("r2", "j"),
+                           _message("m2", "assistant", "meanwhile"), _answer("r1", "k"), _message("m3", "user", "go"))
+    for target in TARGETS:
+        body, losses = PROVIDERS[target](selection)
+        moved = [loss for loss in losses if loss.kind == "result_moved"]
+        assert [r.id for loss in moved for r in loss.references] == ["r1"], target  # r2 was in its place
+        check_body(target, body)
+        check_rules(target, body)
+    chat, _ = PROVIDERS["openai-chat"](selection)
+    assert [(m["role"], m.get("tool_call_id")) for m in chat["messages"]] == [
+        ("user", None), ("assistant", None), ("tool", "k"), ("tool", "j"), ("assistant", None), ("user", None)]
+
+
 def test_a_tool_name_and_id_outside_the_api_syntax_are_fitted_consistently():
     doc = sb.export(("user", {"role": "user", "content": "q"}),
                     ("assistant", {"role": "assistant", "content": None, "tool_calls": [

@@ -213,6 +213,16 @@ def test_pending_drop_and_as_error():
     assert [loss.kind for loss in answered.losses] == ["synthesized_result"]
 
 
+def test_pending_as_error_answers_each_call_after_its_last_input():
+    # Two open calls, one with a progress result: each answer follows its own call's last input.
+    d = doc([msg("m1", 0, "go"), call("c1", 1, "k"), call("c2", 2, "j"), result("r1", 3, "k", index=4, terminal=False),
+             msg("m2", 4, "waiting", "assistant")])
+    answered = select(d, pending="as-error")
+    assert ids(answered) == ["m1", "c1", "c2", "c2~pending-error", "r1", "c1~pending-error", "m2"]
+    assert [(i.call_id, i.result_index) for i in answered.inputs if i.id.endswith("~pending-error")] == [
+        ("j", 0), ("k", 5)]
+
+
 def test_pending_drop_names_every_event_it_leaves_out():
     # An amended call (two versions) answered only by a progress result: all three events leave.
     d = doc([msg("m1", 0, "go"), call("c1", 1, "k"), result("r1", 2, "k", terminal=False),

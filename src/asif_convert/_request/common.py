@@ -148,19 +148,22 @@ class Renderer:
 
     def texts(self, item: Input, why: str) -> list[str]:
         """The texts of an input whose target takes text only; every other part is a loss."""
-        out = []
-        for p in item.parts:
-            if isinstance(p, ir.TextPart):
-                self.cited(p, item)
-                out.append(p.text)
-            elif reasoning_of(p) is not None:
-                self.loss("reasoning_dropped", reasoning_of(p) or "", "private reasoning is not sent here: "
-                          "the API takes no reasoning in this place", item.id)
-            elif (text := self.as_text(p, item)) is not None:
-                out.append(text)
-            else:
-                self.drop(p, item, why)
-        return out
+        return [text for p in item.parts if (text := self.text(p, item, why)) is not None]
+
+    def text(self, part: ir.Part, item: Input, why: str) -> str | None:
+        """One part of ``item`` as text, where the target takes text only; None, with its loss,
+        for a part that is not sent (a renderer asks part by part: no copy of the input each)."""
+        if isinstance(part, ir.TextPart):
+            self.cited(part, item)
+            return part.text
+        if (origin := reasoning_of(part)) is not None:
+            self.loss("reasoning_dropped", origin, "private reasoning is not sent here: the API takes no "
+                      "reasoning in this place", item.id)
+            return None
+        if (text := self.as_text(part, item)) is not None:
+            return text
+        self.drop(part, item, why)
+        return None
 
     def drop(self, part: ir.Part, item: Input, why: str) -> None:
         what = part.semantic_type if isinstance(part, ir.OpaquePart) else type(part).__name__
@@ -211,6 +214,9 @@ def arrange(r: Renderer) -> list[Input]:
     for i in inputs:
         if i.kind == "tool_result" and i.call_id in calls:
             results.setdefault(i.call_id or "", []).append(i)
+    same_id: dict[str, list[int]] = {}  # the positions of each input id: a result's place without a scan
+    for k, i in enumerate(inputs):
+        same_id.setdefault(i.id, []).append(k)
     out: list[Input] = []
     run: list[Input] = []  # the calls of the current run
     for k, i in enumerate(inputs):
@@ -227,7 +233,7 @@ def arrange(r: Renderer) -> list[Input]:
             continue
         if run:
             for a in (a for c in run for a in results.get(c.call_id or "", [])
-                      if inputs.index(a) > k and record(a) != record(i)):
+                      if _first_place(inputs, same_id, a) > k and record(a) != record(i)):
                 r.loss("result_moved", "tool_result", "a tool result recorded after other inputs is sent right "
                        "after its call, where the API wants it", a.id)
             out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
@@ -277,6 +283,12 @@ def native_blocks(part: ir.Part) -> list[dict[str, Any]] | None:
     if isinstance(part, ir.StructuredPart) and part.schema == NATIVE and isinstance(part.value, list):
         return part.value
     return None
+
+
+def _first_place(inputs: list[Input], same_id: dict[str, list[int]], item: Input) -> int:
+    """``inputs.index(item)``, looking only among the inputs of its id (an equal input has it):
+    a scan of the whole history for each result made a long session's rendering quadratic."""
+    return next(k for k in same_id[item.id] if inputs[k] is item or inputs[k] == item)
 
 
 def _server_as_text(r: Renderer, item: Input) -> Input:

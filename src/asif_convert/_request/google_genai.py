@@ -11,7 +11,6 @@ code the model ran (an ``executable_code`` part and its ``code_execution_result`
 from __future__ import annotations
 
 import base64
-from dataclasses import replace
 from typing import Any
 
 from asif_convert import ir
@@ -106,7 +105,8 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
                 r.loss("reasoning_dropped", origin, "private reasoning of another API (or out of the model's turn) "
                        "is not sent: only this API's own thoughts and signatures can be", i.id)
         elif isinstance(p, ir.StructuredPart):
-            out += [{"text": t} for t in r.texts(_one(i, p), "")]
+            if (text := r.text(p, i, "")) is not None:
+                out.append({"text": text})
         else:
             r.drop(p, i, "it holds a block this API does not know")
     return out
@@ -129,10 +129,6 @@ def _code_parts(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]]
     text = next((p.text for p in result.parts if isinstance(p, ir.TextPart)), None)
     output = {"output": text} if text is not None else {}
     return [{"executable_code": {**args, **ids}}, {"code_execution_result": {**outcome, **output, **ids}}]
-
-
-def _one(i: Input, p: ir.Part) -> Input:
-    return replace(i, parts=(p,))
 
 
 def _snake(part: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,6 @@ carry text only; the API takes no reasoning, and a tool message no error flag.""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from asif_convert import ir
@@ -76,8 +75,8 @@ def _user_content(r: Renderer, i: Input) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if not isinstance(p, ir.ResourcePart):
-            out += [{"type": "text", "text": t} for t in r.texts(replace(i, parts=(p,)),
-                                                                 "it holds a block this API does not know")]
+            if (text := r.text(p, i, "it holds a block this API does not know")) is not None:
+                out.append({"type": "text", "text": text})
             continue
         m = r.media(p)
         if m is None:

@@ -8,7 +8,6 @@ each the call and its outcome in one item."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from asif_convert import ir
@@ -135,9 +134,8 @@ def _assistant(r: Renderer, i: Input) -> list[dict[str, Any]]:
             out += blocks
         elif isinstance(p, ir.ResourcePart):
             r.drop(p, i, "an assistant message holds text only")
-        else:
-            out += [{"type": "message", "role": "assistant", "content": t}
-                    for t in r.texts(replace(i, parts=(p,)), "an assistant message holds text only")]
+        elif (text := r.text(p, i, "an assistant message holds text only")) is not None:
+            out.append({"type": "message", "role": "assistant", "content": text})
     return out
 
 
@@ -145,8 +143,8 @@ def _content(r: Renderer, i: Input, prefix: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if not isinstance(p, ir.ResourcePart):
-            out += [{"type": "input_text", "text": t}
-                    for t in r.texts(replace(i, parts=(p,)), "it holds a block this API does not know")]
+            if (text := r.text(p, i, "it holds a block this API does not know")) is not None:
+                out.append({"type": "input_text", "text": text})
             continue
         m = r.media(p)
         if m is None:

@@ -426,20 +426,22 @@ class _Selector:
                 "results that did not end them, as asked (--pending drop)",
                 [("event", e) for e in dict.fromkeys(left)] or None, "tools"))
             return [i for i in inputs if i.call_id not in pending_ids]
-        out: list[Input] = []
-        last: dict[str, int] = {}
-        for i in inputs:
-            out.append(i)
-            if i.call_id is not None and i.call_id in pending_ids and i.result_index is not None:
-                last[i.call_id] = i.result_index
+        last: dict[str, int] = {}  # the last result index of each pending call
+        last_input: dict[str | None, int] = {}  # the position of each pending call's last input
+        for k, i in enumerate(inputs):
+            if i.call_id in pending_ids:
+                last_input[i.call_id] = k
+                if i.call_id is not None and i.result_index is not None:
+                    last[i.call_id] = i.result_index
+        answers: dict[int, list[Input]] = {}
         for _, call in open_calls:  # each answered right after its call's last input
             assert call.call_id is not None
-            after = max(k for k, i in enumerate(out) if i.call_id == call.call_id)
-            out.insert(after + 1, Input(
+            answers.setdefault(last_input[call.call_id], []).append(Input(
                 id=f"{call.id}~pending-error", kind="tool_result", role="tool",
                 parts=(ir.TextPart(text="The tool call has no recorded result; it was not run again."),),
                 source_events=call.source_events, call_id=call.call_id, result_index=last.get(call.call_id, -1) + 1,
                 terminal=True, outcome="error"))
+        out = [a for k, i in enumerate(inputs) for a in (i, *answers.get(k, ()))]
         self.losses.append(_loss(
             "pending:as-error", "synthesized_result",
             f"tool call(s) {_listed(sorted(pending_ids))} had no result; each is answered with an error result "
