@@ -571,6 +571,33 @@ def test_an_empty_message_takes_no_turn_and_a_loss_says_so():
         assert any(loss.kind == "part_dropped" and "e1" in json.dumps(msgspec_refs(loss)) for loss in losses), target
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_empty_text_is_never_sent_nor_a_blank_one_where_the_api_refuses_it(target):
+    selection = _selection(_message("e1", "user", "q"), _message("e2", "assistant", ""),
+                           _message("e3", "user", "   "), _message("e4", "assistant", "a"),
+                           _message("e5", "system", ""), _message("e6", "user", "r"),
+                           Input(id="e7", kind="message", role="assistant", parts=(
+                               ir.TextPart(text="b"), ir.TextPart(text=""), ir.TextPart(text="\n")), source_events=()))
+    body, losses = PROVIDERS[target](selection)
+    check_body(target, body)
+    check_rules(target, body)
+    texts = [t for _, _, t in conversation(target, body)]
+    blank = target in ("anthropic-messages", "google-genai")
+    assert texts == (["q", "a", "r", "b"] if blank else ["q", "   ", "a", "r", "b", "\n"])
+    empty = [msgspec_refs(loss) for loss in losses if loss.kind == "part_dropped" and "empty message" in loss.id]
+    assert empty == [["e2", "e5"]]  # (e3, for an API refusing blanks, has the loss of its text)
+    dropped = [msgspec_refs(loss) for loss in losses if "whitespace" in loss.id]
+    assert dropped == ([["e3", "e7"]] if blank else [])
+
+
+def test_a_gemini_request_ends_with_no_empty_text():
+    """The trial's repro: a message whose only text is empty is not sent as an empty part."""
+    body = asif_convert.request(CORPUS_ASIF.parent / "continuity" / "11-message-statuses.json",
+                                provider="google-genai").body
+    check_rules("google-genai", body)
+    assert all(p.get("text") != "" for c in body["contents"] for p in c["parts"])
+
+
 def msgspec_refs(loss: ir.Loss) -> list[str]:
     return [r.id for r in loss.references] if isinstance(loss.references, list) else []
 

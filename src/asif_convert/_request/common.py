@@ -28,6 +28,10 @@ NATIVE = "asif-convert.request/native-blocks"
 _CONTINUITY = "agent-continuity/1"  # where the continuity reader names the dialect a message was read from
 # a tool name every API takes (Gemini: a letter or _ first; all: at most 64 of these)
 NAME_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+# the APIs that refuse a text of whitespace only (Anthropic: "text content blocks must contain
+# non-whitespace text"; Gemini refuses an empty text part and is not known to take a blank one);
+# every API refuses an empty message, and Anthropic and Gemini an empty text
+_BLANK_REFUSED = ("anthropic-messages", "google-genai")
 
 
 @dataclass
@@ -146,13 +150,25 @@ class Renderer:
     def data_url(self, m: Media) -> str:
         return f"data:{m.media_type};base64,{m.value}"
 
+    def sent(self, part: ir.TextPart, item: Input) -> bool:
+        """Whether a text is sent: an empty one says nothing and is not (an API refuses an empty
+        text; no loss), nor is one of whitespace only where the API refuses it (a loss)."""
+        if part.text and (part.text.strip() or self.target not in _BLANK_REFUSED):
+            return True
+        self.cited(part, item)
+        if part.text:
+            self.loss("part_dropped", "whitespace text", "a text of whitespace only is not sent: the API refuses "
+                      "a text with no other character", item.id)
+        return False
+
     def texts(self, item: Input, why: str) -> list[str]:
         """The texts of an input whose target takes text only; every other part is a loss."""
         out = []
         for p in item.parts:
             if isinstance(p, ir.TextPart):
-                self.cited(p, item)
-                out.append(p.text)
+                if self.sent(p, item):
+                    self.cited(p, item)
+                    out.append(p.text)
             elif reasoning_of(p) is not None:
                 self.loss("reasoning_dropped", reasoning_of(p) or "", "private reasoning is not sent here: "
                           "the API takes no reasoning in this place", item.id)
@@ -311,9 +327,7 @@ def turns(r: Renderer, rendered: list[Rendered]) -> list[tuple[str, list[dict[st
     last: Input | None = None
     for i, blocks in rendered:
         if not blocks:
-            if i.kind == "message" and not any(_said(p) for p in i.parts):
-                r.loss("part_dropped", "empty message", "a message with nothing to say (no parts, or only empty "
-                       "text) takes no turn: an API refuses an empty message", i.id)
+            unsaid(r, i)
             continue
         if out and out[-1][0] == side(i):
             out[-1][1].extend(blocks)
@@ -324,6 +338,14 @@ def turns(r: Renderer, rendered: list[Rendered]) -> list[tuple[str, list[dict[st
             out.append((side(i), list(blocks)))
         last = i
     return out
+
+
+def unsaid(r: Renderer, i: Input) -> None:
+    """A loss for a message left out because it has nothing to say (another left with no block
+    has a loss for each part it dropped)."""
+    if i.kind == "message" and not any(_said(p) for p in i.parts):
+        r.loss("part_dropped", "empty message", "a message with nothing to say (no parts, or only empty "
+               "text) is not sent: an API refuses an empty message", i.id)
 
 
 def _said(part: ir.Part) -> bool:

@@ -40,7 +40,7 @@ _CODES = {"success": "OUTCOME_OK", "error": "OUTCOME_FAILED"}  # a code executio
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     r = Renderer(selection, NAME, native=_code_parts)
     items = arrange(r)
-    system = [{"text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart)]
+    system = [{"text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart) and p.text]
     while items and items[0].kind == "message" and items[0].role in ("system", "developer"):
         head = items.pop(0)
         role_as_user(r, head, "before the conversation joins system_instruction")
@@ -83,8 +83,9 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if isinstance(p, ir.TextPart):
-            r.cited(p, i)
-            out.append({"text": p.text})
+            if r.sent(p, i):
+                r.cited(p, i)
+                out.append({"text": p.text})
         elif (blocks := native_blocks(p)) is not None:
             out += blocks
         elif isinstance(p, ir.ResourcePart):

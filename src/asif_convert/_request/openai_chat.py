@@ -12,7 +12,16 @@ from dataclasses import replace
 from typing import Any
 
 from asif_convert import ir
-from asif_convert._request.common import NAME_SYNTAX, Renderer, arrange, json_arguments, offered, role_as_user, schema
+from asif_convert._request.common import (
+    NAME_SYNTAX,
+    Renderer,
+    arrange,
+    json_arguments,
+    offered,
+    role_as_user,
+    schema,
+    unsaid,
+)
 from asif_convert._request.selection import Input, Selection
 
 NAME = "openai-chat"
@@ -24,7 +33,8 @@ _AUDIO = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     r = Renderer(selection, NAME)
     messages: list[dict[str, Any]] = []
-    instructions = [{"type": "text", "text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart)]
+    instructions = [{"type": "text", "text": p.text} for p in selection.instructions
+                    if isinstance(p, ir.TextPart) and p.text]
     if instructions:
         messages.append({"role": "system", "content": instructions})
     open_calls = False  # whether the last message is an assistant message calls may join
@@ -49,7 +59,8 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
         elif i.role == "assistant":
             texts = r.texts(i, "an assistant message holds text only")
             if not texts:
-                continue  # (every part is a loss)
+                unsaid(r, i)  # (or each part is a loss)
+                continue
             messages.append({"role": "assistant", "content": "\n".join(texts) if len(texts) == 1 else
                              [{"type": "text", "text": t} for t in texts]})
             open_calls = True
@@ -57,12 +68,16 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
             texts = r.texts(i, f"a {i.role} message holds text only")
             if texts:
                 messages.append({"role": i.role, "content": [{"type": "text", "text": t} for t in texts]})
+            else:
+                unsaid(r, i)
         else:
             if i.role != "user":
                 role_as_user(r, i, "is sent as a user message: the API has no such role")
             content = _user_content(r, i)
             if content:
                 messages.append({"role": "user", "content": content})
+            else:
+                unsaid(r, i)
     body: dict[str, Any] = {"messages": messages}
     tools = [{"type": "function", "function": {"name": name, "description": t.description,
                                                "parameters": schema(t)}}

@@ -22,6 +22,7 @@ from asif_convert._request.common import (
     reasoning_of,
     role_as_user,
     schema,
+    unsaid,
 )
 from asif_convert._request.selection import Input, Selection
 
@@ -53,7 +54,10 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
                           "output": output[0]["text"] if len(output) == 1 and output[0]["type"] == "input_text"
                           else output if output else ""})
         elif i.role == "assistant":
-            items += _assistant(r, i)
+            said = _assistant(r, i)
+            if not said:
+                unsaid(r, i)
+            items += said
         else:
             role = i.role if i.role in ("user", "system", "developer") else "user"
             if role != i.role:
@@ -61,8 +65,10 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
             content = _content(r, i, "input")
             if content:
                 items.append({"type": "message", "role": role, "content": content})
+            else:
+                unsaid(r, i)
     body: dict[str, Any] = {}
-    instructions = [p.text for p in selection.instructions if isinstance(p, ir.TextPart)]
+    instructions = [p.text for p in selection.instructions if isinstance(p, ir.TextPart) and p.text]
     if instructions:
         body["instructions"] = "\n\n".join(instructions)
         if len(instructions) > 1:
