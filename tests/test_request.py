@@ -436,6 +436,34 @@ def test_media_goes_as_each_api_takes_it():
         "inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}
 
 
+FILE_IDS = {  # a provider's file id, recorded in that provider's dialect
+    "openai-responses": ("user", [{"role": "user", "content": [{"type": "input_text", "text": "read it"},
+                                                                {"type": "input_file", "file_id": "file-123"}]}]),
+    "anthropic-messages": ("user", [{"type": "text", "text": "read it"},
+                                    {"type": "document", "source": {"type": "file", "file_id": "file_011"}}]),
+    "google-genai": ("user", {"role": "user", "parts": [{"text": "read it"},
+                                                        {"file_data": {"file_uri": "files/abc",
+                                                                       "mime_type": "application/pdf"}}]}),
+}
+
+
+@pytest.mark.parametrize("recorded", sorted(FILE_IDS))
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_file_id_goes_only_to_the_api_that_issued_it(recorded, target):
+    result = _request(sb.export(FILE_IDS[recorded]), target)
+    check_body(target, result.body)
+    check_rules(target, result.body)
+    text = json.dumps(result.body)
+    issued_here = {recorded, target} <= {"openai-chat", "openai-responses"} or recorded == target
+    value = {"openai-responses": "file-123", "anthropic-messages": "file_011", "google-genai": "files/abc"}[recorded]
+    # (Gemini reads a file by URI only: a bare id is never a file_uri, not even its own)
+    assert (value in text) == (issued_here and target != "google-genai"), text
+    dropped = [loss.explanation for loss in result.losses if loss.kind == "part_dropped"]
+    if value not in text:
+        assert len(dropped) == 1, dropped
+        assert "valid only at the API that issued it" in dropped[0] or "bare file id" in dropped[0]
+
+
 def test_the_output_is_deterministic_and_the_policy_applies():
     reasoning = sb.export(("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "s"},
                                          {"type": "text", "text": "a"}]))

@@ -148,9 +148,8 @@ def _parts(r: Renderer, i: Input, in_result: bool, side: str = "user") -> list[d
 
 
 def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> dict[str, Any] | None:
-    m = r.media(p)
+    m = r.media(p, i)
     if m is None:
-        r.drop(p, i, "its resource is not embedded nor referenced")
         return None
     if m.media_type in _IMAGES or (m.source in ("url", "file") and m.image):
         kind = "image"

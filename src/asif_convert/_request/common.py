@@ -32,6 +32,9 @@ NAME_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 # non-whitespace text"; Gemini refuses an empty text part and is not known to take a blank one);
 # every API refuses an empty message, and Anthropic and Gemini an empty text
 _BLANK_REFUSED = ("anthropic-messages", "google-genai")
+# who issues the file ids each API takes (OpenAI's Files API serves Chat and Responses alike)
+_ISSUER = {"anthropic-messages": "Anthropic", "openai-chat": "OpenAI", "openai-responses": "OpenAI",
+           "google-genai": "Google"}
 
 
 @dataclass
@@ -134,18 +137,26 @@ class Renderer:
 
     # -- parts ----------------------------------------------------------------------------------
 
-    def media(self, part: ir.ResourcePart) -> Media | None:
+    def media(self, part: ir.ResourcePart, item: Input | None = None) -> Media | None:
+        """What a resource part stands for, or None; with ``item``, a part that gives nothing the
+        target may take is dropped, its loss saying why: a file id is valid only at the provider
+        that issued it (the API its message was recorded by), so it goes nowhere else."""
         res = self.resources.get(part.resource_id)
+        m = _media(res) if res is not None else None
+        if item is None or (m is not None and m.source != "file"):
+            return m
         if res is None:
+            self.drop(part, item, "its resource is not in the session")
             return None
-        name = res.name if isinstance(res.name, str) else None
-        if res.availability == "embedded" and isinstance(res.data, str):
-            return Media("base64", res.media_type, res.data, name, res.id)
-        if res.availability == "embedded" and isinstance(res.text, str):
-            return Media("text", res.media_type, res.text, name, res.id)
-        if res.availability == "external" and isinstance(res.locator, str) and res.locator:
-            return Media("url" if "://" in res.locator else "file", res.media_type, res.locator, name, res.id)
-        return None
+        if m is None:
+            self.drop(part, item, f"its resource ({res.availability}) records neither its content nor a locator")
+            return None
+        issuer = _ISSUER.get(self.recorded_by(item) or "")
+        if issuer != _ISSUER[self.target]:
+            self.drop(part, item, "it is a provider's file id, valid only at the API that issued it" + (
+                f" ({issuer})" if issuer else "; the session does not say which API that was"))
+            return None
+        return m
 
     def data_url(self, m: Media) -> str:
         return f"data:{m.media_type};base64,{m.value}"
@@ -179,8 +190,9 @@ class Renderer:
         return out
 
     def drop(self, part: ir.Part, item: Input, why: str) -> None:
+        """A part not sent; one loss per reason (a loss's explanation holds for every input it names)."""
         what = part.semantic_type if isinstance(part, ir.OpaquePart) else type(part).__name__
-        self.loss("part_dropped", what, f"a {what} part is not sent: {why}", item.id)
+        self.loss("part_dropped", f"{what}: {why}", f"a {what} part is not sent: {why}", item.id)
 
     def as_text(self, part: ir.Part, item: Input) -> str | None:
         """A part the target has no block for, as the JSON text of what it holds (with a loss);
@@ -200,6 +212,17 @@ class Renderer:
         if part.unknown.get("citations") or part.unknown.get("annotations"):
             self.loss("citations_dropped", "text", "the citations of a text are not sent (a request's text "
                       "carries none the API would take from another response); the text is", item.id)
+
+
+def _media(res: ir.Resource) -> Media | None:
+    name = res.name if isinstance(res.name, str) else None
+    if res.availability == "embedded" and isinstance(res.data, str):
+        return Media("base64", res.media_type, res.data, name, res.id)
+    if res.availability == "embedded" and isinstance(res.text, str):
+        return Media("text", res.media_type, res.text, name, res.id)
+    if res.availability == "external" and isinstance(res.locator, str) and res.locator:
+        return Media("url" if "://" in res.locator else "file", res.media_type, res.locator, name, res.id)
+    return None
 
 
 def reasoning_of(part: ir.Part) -> str | None:

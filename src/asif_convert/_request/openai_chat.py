@@ -94,10 +94,10 @@ def _user_content(r: Renderer, i: Input) -> list[dict[str, Any]]:
             out += [{"type": "text", "text": t} for t in r.texts(replace(i, parts=(p,)),
                                                                  "it holds a block this API does not know")]
             continue
-        m = r.media(p)
+        m = r.media(p, i)
         if m is None:
-            r.drop(p, i, "its resource is not embedded nor referenced")
-        elif m.image and m.source in ("base64", "url"):
+            continue  # (its loss says why)
+        if m.image and m.source in ("base64", "url"):
             url = r.data_url(m) if m.source == "base64" else m.value
             out.append({"type": "image_url", "image_url": {"url": url}})
         elif m.source == "base64" and m.media_type in _AUDIO:

@@ -154,10 +154,10 @@ def _content(r: Renderer, i: Input, prefix: str) -> list[dict[str, Any]]:
             out += [{"type": "input_text", "text": t}
                     for t in r.texts(replace(i, parts=(p,)), "it holds a block this API does not know")]
             continue
-        m = r.media(p)
+        m = r.media(p, i)
         if m is None:
-            r.drop(p, i, "its resource is not embedded nor referenced")
-        elif m.image and m.source in ("base64", "url"):
+            continue  # (its loss says why)
+        if m.image and m.source in ("base64", "url"):
             out.append({"type": "input_image", "detail": "auto",
                         "image_url": r.data_url(m) if m.source == "base64" else m.value})
         elif m.image and m.source == "file":
