@@ -464,6 +464,35 @@ def test_a_file_id_goes_only_to_the_api_that_issued_it(recorded, target):
         assert "valid only at the API that issued it" in dropped[0] or "bare file id" in dropped[0]
 
 
+@pytest.mark.parametrize("arguments", ["[1, 2]", "null", '"text"', "3"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_arguments_that_are_no_object_are_adapted_with_a_loss_everywhere(target, arguments):
+    doc = sb.export(("user", {"role": "user", "content": "q"}),
+                    ("assistant", {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}]}),
+                    ("tool", {"role": "tool", "tool_call_id": "c1", "content": "ok"}))
+    result = _request(doc, target)
+    check_body(target, result.body)
+    call = next(e for e in conversation(target, result.body) if e[0] == "call")
+    value = json.loads(arguments)
+    assert call[3] == ({} if value is None else {"value": value})
+    assert "arguments_adapted" in {loss.kind for loss in result.losses}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_what_only_the_recorded_blocks_say_is_a_loss(target):
+    """A Responses developer item folded into a user message, an Anthropic document's title: the
+    reader keeps them in its record of the message, which no request is made of."""
+    developer = sb.export(("user", [{"type": "message", "role": "developer", "content": "be brief"},
+                                    {"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]))
+    losses = _request(developer, target).losses
+    assert any(loss.kind == "role_adapted" and "developer item" in loss.explanation for loss in losses)
+    titled = sb.export(("user", [{"type": "text", "text": "read"}, {"type": "document", "title": "Terms", "source": {
+        "type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQK"}}]))
+    losses = _request(titled, target).losses
+    assert any(loss.kind == "media_adapted" and "title" in loss.explanation for loss in losses)
+
+
 def test_the_output_is_deterministic_and_the_policy_applies():
     reasoning = sb.export(("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "s"},
                                          {"type": "text", "text": "a"}]))

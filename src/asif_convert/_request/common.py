@@ -75,15 +75,36 @@ class Renderer:
         self.server_calls = {i.call_id for i in self.selection.inputs if i.kind == "tool_call"
                              and isinstance(getattr(self.tools.get(i.tool_id or ""), "server_identity", None), str)}
 
-    def recorded_by(self, item: Input) -> str | None:
-        """The dialect (API) the message an input came from was read from, if a continuity
-        reader recorded one: only that API takes back its own server blocks and citations."""
+    def _recorded(self, item: Input) -> dict[str, Any]:
+        """What a continuity reader recorded of the message an input came from ({} if none)."""
         if self._events is None:
             self._events = {e.id: e for e in self.selection.document.events}
         event = self._events.get(origin(item))
         native = event.native.get(_CONTINUITY) if event is not None else None
-        dialect = native.get("dialect") if isinstance(native, dict) else None
+        return native if isinstance(native, dict) else {}
+
+    def recorded_by(self, item: Input) -> str | None:
+        """The dialect (API) the message an input came from was read from, if a continuity
+        reader recorded one: only that API takes back its own server blocks and citations."""
+        dialect = self._recorded(item).get("dialect")
         return dialect if isinstance(dialect, str) else None
+
+    def recorded_fields(self, item: Input) -> list[tuple[str, Any]]:
+        """The fields of the recorded message's blocks that the reader kept only in its record
+        of how the message was written (a block's role or title the parts do not hold), as
+        (name, value): the parts are all a request is made of, so these are not sent."""
+        out: list[tuple[str, Any]] = []
+        pending = [self._recorded(item).get("diff")]
+        while pending:
+            patch = pending.pop()
+            if not isinstance(patch, dict):
+                continue
+            for name, sub in (patch.get("{}") or {}).items():
+                if isinstance(sub, dict) and "=" in sub:
+                    out.append((name, sub["="]))
+            pending += [v for key in ("{}", "#", "[]") if isinstance(patch.get(key), dict)
+                        for v in patch[key].values()]
+        return out
 
     # -- losses -------------------------------------------------------------------------------
 
@@ -245,6 +266,8 @@ def arrange(r: Renderer) -> list[Input]:
     input of the target's own blocks where ``r.native`` has them, else assistant text; a result
     whose call is not in the request, a user message."""
     inputs = _server_inputs(r)
+    for i in inputs:
+        _unsent_fields(r, i)
     calls = {i.call_id for i in inputs if i.kind == "tool_call"}
     results: dict[str, list[Input]] = {}
     for i in inputs:
@@ -274,6 +297,21 @@ def arrange(r: Renderer) -> list[Input]:
         out.append(i)
     out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
     return out
+
+
+def _unsent_fields(r: Renderer, i: Input) -> None:
+    """A loss for what a recorded message's blocks said that its parts do not hold: an item of
+    another role folded into the message (a Responses developer item in a user message), a
+    document's title or context."""
+    if i.kind != "message":
+        return
+    for name, value in r.recorded_fields(i):
+        if name == "role" and isinstance(value, str) and value != i.role:
+            r.loss("role_adapted", value, f"a {value} item recorded within a {i.role} message is sent as that "
+                   "message's text: the session holds it as such", i.id)
+        elif name in ("title", "context") and any(isinstance(p, ir.ResourcePart) for p in i.parts):
+            r.loss("media_adapted", f"document {name}", f"a document's {name}, recorded with its message, is not "
+                   "sent: the session's resource does not hold it", i.id)
 
 
 def _server_inputs(r: Renderer) -> list[Input]:
@@ -410,12 +448,9 @@ def call_arguments(r: Renderer, item: Input) -> dict[str, Any]:
 
 
 def json_arguments(r: Renderer, item: Input) -> str:
-    """A call's arguments as the JSON text OpenAI's APIs take (any JSON value)."""
-    if item.arguments_status not in (None, "complete"):
-        r.loss("arguments_adapted", "partial", "a tool call whose arguments are partial or unknown is sent with "
-               "empty arguments", item.id)
-        return "{}"
-    return msgspec.json.encode(item.arguments).decode()
+    """A call's arguments as the JSON text OpenAI's APIs take: a JSON object's, as the model
+    writes them (the same adaptation as ``call_arguments``, with its loss)."""
+    return msgspec.json.encode(call_arguments(r, item)).decode()
 
 
 def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:
