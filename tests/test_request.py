@@ -674,6 +674,16 @@ def _example(**edits: Any) -> dict[str, Any]:
     return doc
 
 
+def test_a_chat_tool_message_sends_its_text_documents_and_each_drop_says_why():
+    result = asif_convert.request(EXAMPLE, provider="openai-chat", context="continue-context")
+    tool = next(m for m in result.body["messages"] if m["role"] == "tool")
+    assert "apples,2" in tool["content"] and "Inventory summary" in tool["content"]
+    assert "media_adapted" in {loss.kind for loss in result.losses}
+    dropped = [loss.explanation for loss in result.losses if loss.kind == "part_dropped"]
+    assert all("not embedded nor referenced" not in d for d in dropped), dropped
+    assert any("(unavailable) records neither its content nor a locator" in d for d in dropped), dropped
+
+
 @pytest.mark.parametrize(("schema", "sent", "says"), [
     ({"type": "string"}, {"type": "object"}, 'of type "string"'),
     ({"properties": {"q": {"type": "string"}}}, {"properties": {"q": {"type": "string"}}, "type": "object"},

@@ -55,9 +55,9 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
                 r.loss("outcome_adapted", i.outcome or "unknown", f"a tool result of outcome {i.outcome!r} is sent "
                        "as a tool message, which has no outcome: only its text says how the call ended", i.id)
             messages.append({"role": "tool", "tool_call_id": r.fit_id(i.call_id or "", _ID, i.id),
-                             "content": "\n".join(r.texts(i, "a tool message holds text only"))})
+                             "content": "\n".join(_texts(r, i, "a tool message holds text only"))})
         elif i.role == "assistant":
-            texts = r.texts(i, "an assistant message holds text only")
+            texts = _texts(r, i, "an assistant message holds text only")
             if not texts:
                 unsaid(r, i)  # (or each part is a loss)
                 continue
@@ -85,6 +85,20 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     if tools:
         body["tools"] = tools
     return body, r.losses()
+
+
+def _texts(r: Renderer, i: Input, why: str) -> list[str]:
+    """The texts of a message that holds text only: a text document is its text, as in a user
+    message (a loss); other media is dropped, saying why."""
+    out: list[str] = []
+    for p in i.parts:
+        m = r.media(p) if isinstance(p, ir.ResourcePart) else None
+        if m is not None and m.source == "text":
+            r.loss("media_adapted", m.media_type, "a text document is sent as a text part", i.id)
+            out.append(m.value)
+        else:
+            out += r.texts(replace(i, parts=(p,)), why)
+    return out
 
 
 def _user_content(r: Renderer, i: Input) -> list[dict[str, Any]]:
