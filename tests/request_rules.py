@@ -179,10 +179,46 @@ def conversation(target: str, body: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def check_rules(target: str, body: dict[str, Any]) -> None:
-    """The pairing and alternation each API demands of a history (which is never empty)."""
+    """The pairing and alternation each API demands of a history (which is never empty), and no
+    empty message or text anywhere (Anthropic and Gemini: none of whitespace only either)."""
     assert body[{"google-genai": "contents", "openai-responses": "input"}.get(target, "messages")], "no conversation"
+    _said(target, body)
     {"anthropic-messages": _anthropic, "openai-chat": _chat, "openai-responses": _responses,
      "google-genai": _google}[target](body)
+
+
+def _texts(value: Any) -> list[str]:
+    """Every text a body's message holds (a text block's or part's, a string content)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    if isinstance(value, dict) and value.get("type") in (None, "text", "input_text", "output_text") \
+            and isinstance(value.get("text"), str) and not value.get("thought"):
+        return [value["text"]]
+    if isinstance(value, dict) and value.get("type") == "tool_result":
+        return _texts(value.get("content", []))
+    return []
+
+
+def _said(target: str, body: dict[str, Any]) -> None:
+    """No message (or content) is empty and no text is; for the APIs that refuse it, no text is
+    whitespace only. A tool's answer may be empty: it must be there to answer its call."""
+    blank = target in ("anthropic-messages", "google-genai")
+    if target == "anthropic-messages":
+        messages = [m["content"] for m in body["messages"]] + [body.get("system", "x")]
+    elif target == "openai-chat":
+        messages = [m.get("content") for m in body["messages"] if m["role"] != "tool"
+                    and not (m["role"] == "assistant" and m.get("tool_calls") and m.get("content") is None)]
+    elif target == "openai-responses":
+        messages = [i["content"] for i in body["input"] if i.get("type") == "message"]
+    else:
+        messages = [c["parts"] for c in body["contents"]] + [body.get("config", {}).get(
+            "system_instruction", {}).get("parts", [{"text": "x"}])]
+    for k, content in enumerate(messages):
+        assert content, f"message {k} is empty"
+        for text in _texts(content):
+            assert text.strip() if blank else text, f"message {k} holds an empty text: {text!r}"
 
 
 def _anthropic(body: dict[str, Any]) -> None:

@@ -460,6 +460,63 @@ def test_media_goes_as_each_api_takes_it():
         "inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}
 
 
+FILE_IDS = {  # a provider's file id, recorded in that provider's dialect
+    "openai-responses": ("user", [{"role": "user", "content": [{"type": "input_text", "text": "read it"},
+                                                                {"type": "input_file", "file_id": "file-123"}]}]),
+    "anthropic-messages": ("user", [{"type": "text", "text": "read it"},
+                                    {"type": "document", "source": {"type": "file", "file_id": "file_011"}}]),
+    "google-genai": ("user", {"role": "user", "parts": [{"text": "read it"},
+                                                        {"file_data": {"file_uri": "files/abc",
+                                                                       "mime_type": "application/pdf"}}]}),
+}
+
+
+@pytest.mark.parametrize("recorded", sorted(FILE_IDS))
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_file_id_goes_only_to_the_api_that_issued_it(recorded, target):
+    result = _request(sb.export(FILE_IDS[recorded]), target)
+    check_body(target, result.body)
+    check_rules(target, result.body)
+    text = json.dumps(result.body)
+    issued_here = {recorded, target} <= {"openai-chat", "openai-responses"} or recorded == target
+    value = {"openai-responses": "file-123", "anthropic-messages": "file_011", "google-genai": "files/abc"}[recorded]
+    # (Gemini reads a file by URI only: a bare id is never a file_uri, not even its own)
+    assert (value in text) == (issued_here and target != "google-genai"), text
+    dropped = [loss.explanation for loss in result.losses if loss.kind == "part_dropped"]
+    if value not in text:
+        assert len(dropped) == 1, dropped
+        assert "valid only at the API that issued it" in dropped[0] or "bare file id" in dropped[0]
+
+
+@pytest.mark.parametrize("arguments", ["[1, 2]", "null", '"text"', "3"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_arguments_that_are_no_object_are_adapted_with_a_loss_everywhere(target, arguments):
+    doc = sb.export(("user", {"role": "user", "content": "q"}),
+                    ("assistant", {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}]}),
+                    ("tool", {"role": "tool", "tool_call_id": "c1", "content": "ok"}))
+    result = _request(doc, target)
+    check_body(target, result.body)
+    call = next(e for e in conversation(target, result.body) if e[0] == "call")
+    value = json.loads(arguments)
+    assert call[3] == ({} if value is None else {"value": value})
+    assert "arguments_adapted" in {loss.kind for loss in result.losses}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_what_only_the_recorded_blocks_say_is_a_loss(target):
+    """A Responses developer item folded into a user message, an Anthropic document's title: the
+    reader keeps them in its record of the message, which no request is made of."""
+    developer = sb.export(("user", [{"type": "message", "role": "developer", "content": "be brief"},
+                                    {"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]))
+    losses = _request(developer, target).losses
+    assert any(loss.kind == "role_adapted" and "developer item" in loss.explanation for loss in losses)
+    titled = sb.export(("user", [{"type": "text", "text": "read"}, {"type": "document", "title": "Terms", "source": {
+        "type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQK"}}]))
+    losses = _request(titled, target).losses
+    assert any(loss.kind == "media_adapted" and "title" in loss.explanation for loss in losses)
+
+
 def test_the_output_is_deterministic_and_the_policy_applies():
     reasoning = sb.export(("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "s"},
                                          {"type": "text", "text": "a"}]))
@@ -595,6 +652,33 @@ def test_an_empty_message_takes_no_turn_and_a_loss_says_so():
         assert any(loss.kind == "part_dropped" and "e1" in json.dumps(msgspec_refs(loss)) for loss in losses), target
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_empty_text_is_never_sent_nor_a_blank_one_where_the_api_refuses_it(target):
+    selection = _selection(_message("e1", "user", "q"), _message("e2", "assistant", ""),
+                           _message("e3", "user", "   "), _message("e4", "assistant", "a"),
+                           _message("e5", "system", ""), _message("e6", "user", "r"),
+                           Input(id="e7", kind="message", role="assistant", parts=(
+                               ir.TextPart(text="b"), ir.TextPart(text=""), ir.TextPart(text="\n")), source_events=()))
+    body, losses = PROVIDERS[target](selection)
+    check_body(target, body)
+    check_rules(target, body)
+    texts = [t for _, _, t in conversation(target, body)]
+    blank = target in ("anthropic-messages", "google-genai")
+    assert texts == (["q", "a", "r", "b"] if blank else ["q", "   ", "a", "r", "b", "\n"])
+    empty = [msgspec_refs(loss) for loss in losses if loss.kind == "part_dropped" and "empty message" in loss.id]
+    assert empty == [["e2", "e5"]]  # (e3, for an API refusing blanks, has the loss of its text)
+    dropped = [msgspec_refs(loss) for loss in losses if "whitespace" in loss.id]
+    assert dropped == ([["e3", "e7"]] if blank else [])
+
+
+def test_a_gemini_request_ends_with_no_empty_text():
+    """The trial's repro: a message whose only text is empty is not sent as an empty part."""
+    body = asif_convert.request(CORPUS_ASIF.parent / "continuity" / "11-message-statuses.json",
+                                provider="google-genai").body
+    check_rules("google-genai", body)
+    assert all(p.get("text") != "" for c in body["contents"] for p in c["parts"])
+
+
 def msgspec_refs(loss: ir.Loss) -> list[str]:
     return [r.id for r in loss.references] if isinstance(loss.references, list) else []
 
@@ -612,6 +696,16 @@ def _example(**edits: Any) -> dict[str, Any]:
         elif key == "tool_ids":
             doc["contexts"][0]["tool_ids"] = value
     return doc
+
+
+def test_a_chat_tool_message_sends_its_text_documents_and_each_drop_says_why():
+    result = asif_convert.request(EXAMPLE, provider="openai-chat", context="continue-context")
+    tool = next(m for m in result.body["messages"] if m["role"] == "tool")
+    assert "apples,2" in tool["content"] and "Inventory summary" in tool["content"]
+    assert "media_adapted" in {loss.kind for loss in result.losses}
+    dropped = [loss.explanation for loss in result.losses if loss.kind == "part_dropped"]
+    assert all("not embedded nor referenced" not in d for d in dropped), dropped
+    assert any("(unavailable) records neither its content nor a locator" in d for d in dropped), dropped
 
 
 @pytest.mark.parametrize(("schema", "sent", "says"), [

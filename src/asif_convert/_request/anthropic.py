@@ -44,11 +44,11 @@ _SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result", "code_exec
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     r = Renderer(selection, NAME, native=_server_blocks)
     items = arrange(r)
-    system = [_text(p) for p in selection.instructions if isinstance(p, ir.TextPart)]
+    system = [_text(p) for p in selection.instructions if isinstance(p, ir.TextPart) and p.text.strip()]
     while items and items[0].kind == "message" and items[0].role in ("system", "developer"):
         head = items.pop(0)
         role_as_user(r, head, "before the conversation joins the top-level system prompt")
-        system += [_text(p) for p in head.parts if isinstance(p, ir.TextPart) and p.text]
+        system += [{"type": "text", "text": t} for t in r.texts(head, "a system prompt holds text only")]
     groups = turns(r, [(i, _blocks(r, i, side(i))) for i in items])
     messages = [{"role": role, "content": blocks} for role, blocks in groups]
     body: dict[str, Any] = {}
@@ -124,10 +124,8 @@ def _parts(r: Renderer, i: Input, in_result: bool, side: str = "user") -> list[d
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if isinstance(p, ir.TextPart):
-            if p.text:
+            if r.sent(p, i):
                 out.append(_cited(r, p, i))
-            else:
-                r.cited(p, i)
         elif (blocks := native_blocks(p)) is not None:
             out += blocks
         elif isinstance(p, ir.ResourcePart):
@@ -150,9 +148,8 @@ def _parts(r: Renderer, i: Input, in_result: bool, side: str = "user") -> list[d
 
 
 def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> dict[str, Any] | None:
-    m = r.media(p)
+    m = r.media(p, i)
     if m is None:
-        r.drop(p, i, "its resource is not embedded nor referenced")
         return None
     if m.media_type in _IMAGES or (m.source in ("url", "file") and m.image):
         kind = "image"

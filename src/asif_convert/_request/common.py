@@ -28,6 +28,13 @@ NATIVE = "asif-convert.request/native-blocks"
 _CONTINUITY = "agent-continuity/1"  # where the continuity reader names the dialect a message was read from
 # a tool name every API takes (Gemini: a letter or _ first; all: at most 64 of these)
 NAME_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+# the APIs that refuse a text of whitespace only (Anthropic: "text content blocks must contain
+# non-whitespace text"; Gemini refuses an empty text part and is not known to take a blank one);
+# every API refuses an empty message, and Anthropic and Gemini an empty text
+_BLANK_REFUSED = ("anthropic-messages", "google-genai")
+# who issues the file ids each API takes (OpenAI's Files API serves Chat and Responses alike)
+_ISSUER = {"anthropic-messages": "Anthropic", "openai-chat": "OpenAI", "openai-responses": "OpenAI",
+           "google-genai": "Google"}
 
 
 @dataclass
@@ -68,15 +75,36 @@ class Renderer:
         self.server_calls = {i.call_id for i in self.selection.inputs if i.kind == "tool_call"
                              and isinstance(getattr(self.tools.get(i.tool_id or ""), "server_identity", None), str)}
 
-    def recorded_by(self, item: Input) -> str | None:
-        """The dialect (API) the message an input came from was read from, if a continuity
-        reader recorded one: only that API takes back its own server blocks and citations."""
+    def _recorded(self, item: Input) -> dict[str, Any]:
+        """What a continuity reader recorded of the message an input came from ({} if none)."""
         if self._events is None:
             self._events = {e.id: e for e in self.selection.document.events}
         event = self._events.get(origin(item))
         native = event.native.get(_CONTINUITY) if event is not None else None
-        dialect = native.get("dialect") if isinstance(native, dict) else None
+        return native if isinstance(native, dict) else {}
+
+    def recorded_by(self, item: Input) -> str | None:
+        """The dialect (API) the message an input came from was read from, if a continuity
+        reader recorded one: only that API takes back its own server blocks and citations."""
+        dialect = self._recorded(item).get("dialect")
         return dialect if isinstance(dialect, str) else None
+
+    def recorded_fields(self, item: Input) -> list[tuple[str, Any]]:
+        """The fields of the recorded message's blocks that the reader kept only in its record
+        of how the message was written (a block's role or title the parts do not hold), as
+        (name, value): the parts are all a request is made of, so these are not sent."""
+        out: list[tuple[str, Any]] = []
+        pending = [self._recorded(item).get("diff")]
+        while pending:
+            patch = pending.pop()
+            if not isinstance(patch, dict):
+                continue
+            for name, sub in (patch.get("{}") or {}).items():
+                if isinstance(sub, dict) and "=" in sub:
+                    out.append((name, sub["="]))
+            pending += [v for key in ("{}", "#", "[]") if isinstance(patch.get(key), dict)
+                        for v in patch[key].values()]
+        return out
 
     # -- losses -------------------------------------------------------------------------------
 
@@ -130,21 +158,40 @@ class Renderer:
 
     # -- parts ----------------------------------------------------------------------------------
 
-    def media(self, part: ir.ResourcePart) -> Media | None:
+    def media(self, part: ir.ResourcePart, item: Input | None = None) -> Media | None:
+        """What a resource part stands for, or None; with ``item``, a part that gives nothing the
+        target may take is dropped, its loss saying why: a file id is valid only at the provider
+        that issued it (the API its message was recorded by), so it goes nowhere else."""
         res = self.resources.get(part.resource_id)
+        m = _media(res) if res is not None else None
+        if item is None or (m is not None and m.source != "file"):
+            return m
         if res is None:
+            self.drop(part, item, "its resource is not in the session")
             return None
-        name = res.name if isinstance(res.name, str) else None
-        if res.availability == "embedded" and isinstance(res.data, str):
-            return Media("base64", res.media_type, res.data, name, res.id)
-        if res.availability == "embedded" and isinstance(res.text, str):
-            return Media("text", res.media_type, res.text, name, res.id)
-        if res.availability == "external" and isinstance(res.locator, str) and res.locator:
-            return Media("url" if "://" in res.locator else "file", res.media_type, res.locator, name, res.id)
-        return None
+        if m is None:
+            self.drop(part, item, f"its resource ({res.availability}) records neither its content nor a locator")
+            return None
+        issuer = _ISSUER.get(self.recorded_by(item) or "")
+        if issuer != _ISSUER[self.target]:
+            self.drop(part, item, "it is a provider's file id, valid only at the API that issued it" + (
+                f" ({issuer})" if issuer else "; the session does not say which API that was"))
+            return None
+        return m
 
     def data_url(self, m: Media) -> str:
         return f"data:{m.media_type};base64,{m.value}"
+
+    def sent(self, part: ir.TextPart, item: Input) -> bool:
+        """Whether a text is sent: an empty one says nothing and is not (an API refuses an empty
+        text; no loss), nor is one of whitespace only where the API refuses it (a loss)."""
+        if part.text and (part.text.strip() or self.target not in _BLANK_REFUSED):
+            return True
+        self.cited(part, item)
+        if part.text:
+            self.loss("part_dropped", "whitespace text", "a text of whitespace only is not sent: the API refuses "
+                      "a text with no other character", item.id)
+        return False
 
     def texts(self, item: Input, why: str) -> list[str]:
         """The texts of an input whose target takes text only; every other part is a loss."""
@@ -154,6 +201,8 @@ class Renderer:
         """One part of ``item`` as text, where the target takes text only; None, with its loss,
         for a part that is not sent (a renderer asks part by part: no copy of the input each)."""
         if isinstance(part, ir.TextPart):
+            if not self.sent(part, item):
+                return None
             self.cited(part, item)
             return part.text
         if (origin := reasoning_of(part)) is not None:
@@ -166,8 +215,9 @@ class Renderer:
         return None
 
     def drop(self, part: ir.Part, item: Input, why: str) -> None:
+        """A part not sent; one loss per reason (a loss's explanation holds for every input it names)."""
         what = part.semantic_type if isinstance(part, ir.OpaquePart) else type(part).__name__
-        self.loss("part_dropped", what, f"a {what} part is not sent: {why}", item.id)
+        self.loss("part_dropped", f"{what}: {why}", f"a {what} part is not sent: {why}", item.id)
 
     def as_text(self, part: ir.Part, item: Input) -> str | None:
         """A part the target has no block for, as the JSON text of what it holds (with a loss);
@@ -187,6 +237,17 @@ class Renderer:
         if part.unknown.get("citations") or part.unknown.get("annotations"):
             self.loss("citations_dropped", "text", "the citations of a text are not sent (a request's text "
                       "carries none the API would take from another response); the text is", item.id)
+
+
+def _media(res: ir.Resource) -> Media | None:
+    name = res.name if isinstance(res.name, str) else None
+    if res.availability == "embedded" and isinstance(res.data, str):
+        return Media("base64", res.media_type, res.data, name, res.id)
+    if res.availability == "embedded" and isinstance(res.text, str):
+        return Media("text", res.media_type, res.text, name, res.id)
+    if res.availability == "external" and isinstance(res.locator, str) and res.locator:
+        return Media("url" if "://" in res.locator else "file", res.media_type, res.locator, name, res.id)
+    return None
 
 
 def reasoning_of(part: ir.Part) -> str | None:
@@ -209,6 +270,8 @@ def arrange(r: Renderer) -> list[Input]:
     input of the target's own blocks where ``r.native`` has them, else assistant text; a result
     whose call is not in the request, a user message."""
     inputs = _server_inputs(r)
+    for i in inputs:
+        _unsent_fields(r, i)
     calls = {i.call_id for i in inputs if i.kind == "tool_call"}
     results: dict[str, list[Input]] = {}
     for i in inputs:
@@ -241,6 +304,21 @@ def arrange(r: Renderer) -> list[Input]:
         out.append(i)
     out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
     return out
+
+
+def _unsent_fields(r: Renderer, i: Input) -> None:
+    """A loss for what a recorded message's blocks said that its parts do not hold: an item of
+    another role folded into the message (a Responses developer item in a user message), a
+    document's title or context."""
+    if i.kind != "message":
+        return
+    for name, value in r.recorded_fields(i):
+        if name == "role" and isinstance(value, str) and value != i.role:
+            r.loss("role_adapted", value, f"a {value} item recorded within a {i.role} message is sent as that "
+                   "message's text: the session holds it as such", i.id)
+        elif name in ("title", "context") and any(isinstance(p, ir.ResourcePart) for p in i.parts):
+            r.loss("media_adapted", f"document {name}", f"a document's {name}, recorded with its message, is not "
+                   "sent: the session's resource does not hold it", i.id)
 
 
 def _server_inputs(r: Renderer) -> list[Input]:
@@ -323,9 +401,7 @@ def turns(r: Renderer, rendered: list[Rendered]) -> list[tuple[str, list[dict[st
     last: Input | None = None
     for i, blocks in rendered:
         if not blocks:
-            if i.kind == "message" and not any(_said(p) for p in i.parts):
-                r.loss("part_dropped", "empty message", "a message with nothing to say (no parts, or only empty "
-                       "text) takes no turn: an API refuses an empty message", i.id)
+            unsaid(r, i)
             continue
         if out and out[-1][0] == side(i):
             out[-1][1].extend(blocks)
@@ -336,6 +412,14 @@ def turns(r: Renderer, rendered: list[Rendered]) -> list[tuple[str, list[dict[st
             out.append((side(i), list(blocks)))
         last = i
     return out
+
+
+def unsaid(r: Renderer, i: Input) -> None:
+    """A loss for a message left out because it has nothing to say (another left with no block
+    has a loss for each part it dropped)."""
+    if i.kind == "message" and not any(_said(p) for p in i.parts):
+        r.loss("part_dropped", "empty message", "a message with nothing to say (no parts, or only empty "
+               "text) is not sent: an API refuses an empty message", i.id)
 
 
 def _said(part: ir.Part) -> bool:
@@ -377,12 +461,9 @@ def call_arguments(r: Renderer, item: Input) -> dict[str, Any]:
 
 
 def json_arguments(r: Renderer, item: Input) -> str:
-    """A call's arguments as the JSON text OpenAI's APIs take (any JSON value)."""
-    if item.arguments_status not in (None, "complete"):
-        r.loss("arguments_adapted", "partial", "a tool call whose arguments are partial or unknown is sent with "
-               "empty arguments", item.id)
-        return "{}"
-    return msgspec.json.encode(item.arguments).decode()
+    """A call's arguments as the JSON text OpenAI's APIs take: a JSON object's, as the model
+    writes them (the same adaptation as ``call_arguments``, with its loss)."""
+    return msgspec.json.encode(call_arguments(r, item)).decode()
 
 
 def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:

@@ -33,13 +33,14 @@ from asif_convert._request.selection import Input, Selection
 
 NAME = "google-genai"
 _PROVIDER = "google"  # the server identity the continuity reader gives the tools this API runs
+_URIS = ("gs://", "https://", "http://")  # the file URIs the API reads (Cloud Storage, the web, its Files API)
 _CODES = {"success": "OUTCOME_OK", "error": "OUTCOME_FAILED"}  # a code execution's outcome, as the API says it
 
 
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     r = Renderer(selection, NAME, native=_code_parts)
     items = arrange(r)
-    system = [{"text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart)]
+    system = [{"text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart) and p.text]
     while items and items[0].kind == "message" and items[0].role in ("system", "developer"):
         head = items.pop(0)
         role_as_user(r, head, "before the conversation joins system_instruction")
@@ -82,21 +83,13 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if isinstance(p, ir.TextPart):
-            r.cited(p, i)
-            out.append({"text": p.text})
+            if r.sent(p, i):
+                r.cited(p, i)
+                out.append({"text": p.text})
         elif (blocks := native_blocks(p)) is not None:
             out += blocks
         elif isinstance(p, ir.ResourcePart):
-            m = r.media(p)
-            if m is None:
-                r.drop(p, i, "its resource is not embedded nor referenced")
-            elif m.source == "base64":
-                out.append({"inline_data": {"mime_type": m.media_type, "data": m.value}})
-            elif m.source == "text":
-                data = base64.b64encode(m.value.encode()).decode()
-                out.append({"inline_data": {"mime_type": m.media_type, "data": data}})
-            else:
-                out.append({"file_data": {"file_uri": m.value, "mime_type": m.media_type}})
+            out += _media(r, p, i)
         elif (origin := reasoning_of(p)) is not None:
             assert isinstance(p, ir.StructuredPart)
             if origin == NAME and side == "assistant" and isinstance(p.value, dict):
@@ -110,6 +103,23 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
         else:
             r.drop(p, i, "it holds a block this API does not know")
     return out
+
+
+def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> list[dict[str, Any]]:
+    """A resource as inline data, or as ``file_data`` by a URI the API can read (a Cloud Storage
+    or web address: a bare file id is no URI); anything else is dropped with a loss saying why."""
+    m = r.media(p, i)
+    if m is None:
+        return []  # (its loss says why)
+    if m.source == "base64":
+        return [{"inline_data": {"mime_type": m.media_type, "data": m.value}}]
+    if m.source == "text":
+        return [{"inline_data": {"mime_type": m.media_type, "data": base64.b64encode(m.value.encode()).decode()}}]
+    if m.source == "url" and m.value.startswith(_URIS):
+        return [{"file_data": {"file_uri": m.value, "mime_type": m.media_type}}]
+    r.drop(p, i, "the API takes a file by a gs:// or http(s):// URI only" if m.source == "url" else
+           "the API takes a file by its URI, and a bare file id is none")
+    return []
 
 
 def _code_parts(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]] | None:

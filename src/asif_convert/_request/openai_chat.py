@@ -11,7 +11,16 @@ import re
 from typing import Any
 
 from asif_convert import ir
-from asif_convert._request.common import NAME_SYNTAX, Renderer, arrange, json_arguments, offered, role_as_user, schema
+from asif_convert._request.common import (
+    NAME_SYNTAX,
+    Renderer,
+    arrange,
+    json_arguments,
+    offered,
+    role_as_user,
+    schema,
+    unsaid,
+)
 from asif_convert._request.selection import Input, Selection
 
 NAME = "openai-chat"
@@ -23,7 +32,8 @@ _AUDIO = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     r = Renderer(selection, NAME)
     messages: list[dict[str, Any]] = []
-    instructions = [{"type": "text", "text": p.text} for p in selection.instructions if isinstance(p, ir.TextPart)]
+    instructions = [{"type": "text", "text": p.text} for p in selection.instructions
+                    if isinstance(p, ir.TextPart) and p.text]
     if instructions:
         messages.append({"role": "system", "content": instructions})
     open_calls = False  # whether the last message is an assistant message calls may join
@@ -44,11 +54,12 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
                 r.loss("outcome_adapted", i.outcome or "unknown", f"a tool result of outcome {i.outcome!r} is sent "
                        "as a tool message, which has no outcome: only its text says how the call ended", i.id)
             messages.append({"role": "tool", "tool_call_id": r.fit_id(i.call_id or "", _ID, i.id),
-                             "content": "\n".join(r.texts(i, "a tool message holds text only"))})
+                             "content": "\n".join(_texts(r, i, "a tool message holds text only"))})
         elif i.role == "assistant":
-            texts = r.texts(i, "an assistant message holds text only")
+            texts = _texts(r, i, "an assistant message holds text only")
             if not texts:
-                continue  # (every part is a loss)
+                unsaid(r, i)  # (or each part is a loss)
+                continue
             messages.append({"role": "assistant", "content": "\n".join(texts) if len(texts) == 1 else
                              [{"type": "text", "text": t} for t in texts]})
             open_calls = True
@@ -56,12 +67,16 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
             texts = r.texts(i, f"a {i.role} message holds text only")
             if texts:
                 messages.append({"role": i.role, "content": [{"type": "text", "text": t} for t in texts]})
+            else:
+                unsaid(r, i)
         else:
             if i.role != "user":
                 role_as_user(r, i, "is sent as a user message: the API has no such role")
             content = _user_content(r, i)
             if content:
                 messages.append({"role": "user", "content": content})
+            else:
+                unsaid(r, i)
     body: dict[str, Any] = {"messages": messages}
     tools = [{"type": "function", "function": {"name": name, "description": t.description,
                                                "parameters": schema(t)}}
@@ -71,6 +86,20 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     return body, r.losses()
 
 
+def _texts(r: Renderer, i: Input, why: str) -> list[str]:
+    """The texts of a message that holds text only: a text document is its text, as in a user
+    message (a loss); other media is dropped, saying why."""
+    out: list[str] = []
+    for p in i.parts:
+        m = r.media(p) if isinstance(p, ir.ResourcePart) else None
+        if m is not None and m.source == "text":
+            r.loss("media_adapted", m.media_type, "a text document is sent as a text part", i.id)
+            out.append(m.value)
+        elif (text := r.text(p, i, why)) is not None:
+            out.append(text)
+    return out
+
+
 def _user_content(r: Renderer, i: Input) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for p in i.parts:
@@ -78,10 +107,10 @@ def _user_content(r: Renderer, i: Input) -> list[dict[str, Any]]:
             if (text := r.text(p, i, "it holds a block this API does not know")) is not None:
                 out.append({"type": "text", "text": text})
             continue
-        m = r.media(p)
+        m = r.media(p, i)
         if m is None:
-            r.drop(p, i, "its resource is not embedded nor referenced")
-        elif m.image and m.source in ("base64", "url"):
+            continue  # (its loss says why)
+        if m.image and m.source in ("base64", "url"):
             url = r.data_url(m) if m.source == "base64" else m.value
             out.append({"type": "image_url", "image_url": {"url": url}})
         elif m.source == "base64" and m.media_type in _AUDIO:

@@ -21,6 +21,7 @@ from asif_convert._request.common import (
     reasoning_of,
     role_as_user,
     schema,
+    unsaid,
 )
 from asif_convert._request.selection import Input, Selection
 
@@ -52,7 +53,10 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
                           "output": output[0]["text"] if len(output) == 1 and output[0]["type"] == "input_text"
                           else output if output else ""})
         elif i.role == "assistant":
-            items += _assistant(r, i)
+            said = _assistant(r, i)
+            if not said:
+                unsaid(r, i)
+            items += said
         else:
             role = i.role if i.role in ("user", "system", "developer") else "user"
             if role != i.role:
@@ -60,8 +64,10 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
             content = _content(r, i, "input")
             if content:
                 items.append({"type": "message", "role": role, "content": content})
+            else:
+                unsaid(r, i)
     body: dict[str, Any] = {}
-    instructions = [p.text for p in selection.instructions if isinstance(p, ir.TextPart)]
+    instructions = [p.text for p in selection.instructions if isinstance(p, ir.TextPart) and p.text]
     if instructions:
         body["instructions"] = "\n\n".join(instructions)
         if len(instructions) > 1:
@@ -146,10 +152,10 @@ def _content(r: Renderer, i: Input, prefix: str) -> list[dict[str, Any]]:
             if (text := r.text(p, i, "it holds a block this API does not know")) is not None:
                 out.append({"type": "input_text", "text": text})
             continue
-        m = r.media(p)
+        m = r.media(p, i)
         if m is None:
-            r.drop(p, i, "its resource is not embedded nor referenced")
-        elif m.image and m.source in ("base64", "url"):
+            continue  # (its loss says why)
+        if m.image and m.source in ("base64", "url"):
             out.append({"type": "input_image", "detail": "auto",
                         "image_url": r.data_url(m) if m.source == "base64" else m.value})
         elif m.image and m.source == "file":
