@@ -412,7 +412,7 @@ class _Run:
             if self.skipper is not None and item.rel and not named \
                     and self.skipper.skipped(item.path, len(item.rel) - 1):
                 continue
-            key = (storage.identity(item.path), item.rel)
+            key = ((item.real if isinstance(item, Found) and item.real else storage.identity(item.path)), item.rel)
             if key not in seen:
                 seen.add(key)
                 yield item
