@@ -233,7 +233,11 @@ def test_a_client_killed_mid_run_then_rerun_gives_a_clean_runs_bytes(s3, endpoin
     _upload(s3, f"{bucket}/in", files)
     args = [f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", scheduler, "-q",
             *_flags(endpoint)]
-    proc = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # (a killed client cannot remove its manifest's working copy: it goes to the test's own folder)
+    scratch = tmp_path / "client-tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TMPDIR": str(scratch)})
     try:
         _wait_for_outputs(s3, f"{bucket}/out", proc, at_least=3)
         os.kill(proc.pid, signal.SIGKILL)
