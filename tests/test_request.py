@@ -798,3 +798,16 @@ def test_the_command_warns_of_input_problems_as_convert_does(tmp_path):
     strict = _run(CliRunner(), "request", str(path), "--for", "openai-chat", "--context", "continue-context",
                   "--strict")
     assert strict.exit_code == 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_result_recorded_before_its_call_is_moved_after_it_with_a_loss(target):
+    doc = json.loads(EXAMPLE.read_text())
+    inputs = doc["contexts"][0]["inputs"]
+    k = next(n for n, i in enumerate(inputs) if i["kind"] == "tool_call")
+    inputs[k], inputs[k + 1] = inputs[k + 1], inputs[k]  # the result first
+    result = _request(doc, target, context="continue-context")
+    check_rules(target, result.body)
+    moved = [loss for loss in result.losses if loss.kind == "result_moved"]
+    assert moved and "before its call" in moved[0].explanation
+    assert [r.id for r in moved[0].references or ()] == [inputs[k]["id"]]

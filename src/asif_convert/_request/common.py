@@ -282,13 +282,18 @@ def arrange(r: Renderer) -> list[Input]:
         same_id.setdefault(i.id, []).append(k)
     out: list[Input] = []
     run: list[Input] = []  # the calls of the current run
+    called: set[str | None] = set()
     for k, i in enumerate(inputs):
         if i.kind == "tool_call":
             run.append(i)
             out.append(i)
+            called.add(i.call_id)
             continue
         if i.kind == "tool_result":
             if i.call_id in calls:
+                if i.call_id not in called:  # (an edited document, or a context's inputs out of order)
+                    r.loss("result_moved", "tool_result before its call", "a tool result recorded before its "
+                           "call is sent right after the call, where the API wants it", i.id)
                 continue  # placed after its call's run
             r.loss("orphan_result", "tool_result", "a tool result whose call is not in the request is sent as a "
                    "user message: the API takes a result only as the answer to a call", i.id)
