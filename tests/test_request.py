@@ -5,6 +5,7 @@ pairing and alternation rules held, bad input refused with the path and a hint."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -638,10 +639,32 @@ def test_a_rewritten_tool_name_never_meets_another_tools_name():
     for target in TARGETS:
         body, losses = PROVIDERS[target](selection)
         text = json.dumps(body)
-        names = [n for n in ("my_tool",) if f'"{n}"' in text]
-        assert names == ["my_tool"], target  # the tool's own name, once
-        assert text.count('"my_tool"') == 1, target  # the second my_tool is not defined again
-        assert {"name_rewritten", "tool_not_offered"} <= {loss.kind for loss in losses}, target
+        assert text.count('"my_tool"') == 1, target  # the tool's own name, once
+        names = re.findall(r'"(my_tool[^"]*)"', text)
+        assert len(names) == 3 and len(set(names)) == 3, (target, names)  # every tool defined, no name twice
+        assert "name_rewritten" in {loss.kind for loss in losses}, target
+        assert "tool_not_offered" not in {loss.kind for loss in losses}, target
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_two_tools_of_one_name_are_each_defined_and_called_by_a_name_of_their_own(target):
+    doc = json.loads(EXAMPLE.read_text())
+    twin = {**doc["tools"][0], "id": "summarize-v2", "description": "Another tool that shares the name."}
+    doc["tools"].append(twin)
+    doc["contexts"][0]["tool_ids"].append("summarize-v2")
+    inputs = doc["contexts"][0]["inputs"]
+    k = next(n for n, i in enumerate(inputs) if i["kind"] == "tool_call")
+    second_call = {**inputs[k], "id": "call-2", "call_id": "call-2", "tool_id": "summarize-v2"}
+    second_result = {**inputs[k + 1], "id": "result-2", "call_id": "call-2"}
+    inputs[k + 2:k + 2] = [second_call, second_result]
+    result = _request(doc, target, context="continue-context")
+    check_body(target, result.body)
+    check_rules(target, result.body)
+    calls = [c for c in conversation(target, result.body) if c[0] == "call"]
+    text = json.dumps(result.body)
+    assert len(calls) == 2 and calls[0][2] != calls[1][2]  # each call names its own tool
+    assert all(text.count(f'"{c[2]}"') >= 2 for c in calls)  # and that name is defined in the tool list
+    assert any(loss.kind == "name_rewritten" and "summarize-v2" in loss.explanation for loss in result.losses)
 
 
 def test_an_empty_message_takes_no_turn_and_a_loss_says_so():

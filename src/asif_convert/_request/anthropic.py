@@ -14,7 +14,6 @@ from typing import Any
 
 from asif_convert import ir
 from asif_convert._request.common import (
-    NAME_SYNTAX,
     Renderer,
     arrange,
     call_arguments,
@@ -56,7 +55,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
         body["system"] = system
     body["messages"] = messages
     tools = [{"name": name, "description": t.description, "input_schema": schema(t)}
-             for name, t in offered(r, NAME_SYNTAX)]
+             for name, t in offered(r)]
     if tools:
         body["tools"] = tools
     return body, r.losses()
@@ -101,7 +100,7 @@ def _cited(r: Renderer, p: ir.TextPart, i: Input) -> dict[str, Any]:
 def _blocks(r: Renderer, i: Input, side: str) -> list[dict[str, Any]]:
     if i.kind == "tool_call":
         return [{"type": "tool_use", "id": r.fit_id(i.call_id or "", _ID, i.id),
-                 "name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id), "input": call_arguments(r, i)}]
+                 "name": r.sent_name(i.tool_id, i.id), "input": call_arguments(r, i)}]
     if i.kind == "tool_result":
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": r.fit_id(i.call_id or "", _ID, i.id)}
         content = _parts(r, i, in_result=True)

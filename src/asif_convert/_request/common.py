@@ -66,12 +66,17 @@ class Renderer:
     _losses: dict[tuple[str, str], tuple[str, dict[str, None]]] = field(default_factory=dict)
     _ids: dict[str, str] = field(default_factory=dict)
     _names: dict[str, str] = field(default_factory=dict)
+    _own_names: dict[str, str] = field(default_factory=dict)  # tool id -> its name, where another tool has it
     _events: dict[str, ir.Event] | None = None
 
     def __post_init__(self) -> None:
         self.resources = {r.id: r for r in self.selection.document.resources}
         self.tools = {t.id: t for t in self.selection.document.tools}
         self.tools_by_name = {t.name for t in self.selection.document.tools if pattern_free(t.name)}
+        # the tools offered under a name an earlier offered tool has: each gets a name of its own
+        first: dict[str, str] = {}
+        self.shared_name = {t.id for t in self.selection.tools if not isinstance(t.server_identity, str)
+                            and first.setdefault(t.name, t.id) != t.id}
         self.server_calls = {i.call_id for i in self.selection.inputs if i.kind == "tool_call"
                              and isinstance(getattr(self.tools.get(i.tool_id or ""), "server_identity", None), str)}
 
@@ -151,6 +156,19 @@ class Renderer:
             self.loss("name_rewritten", name, f"tool name {name!r} does not fit the API's name syntax; it is sent "
                       f"as {fitted!r} in the tool list and every call", ref)
         return self._names[name]
+
+    def sent_name(self, tool_id: str | None, ref: str | None = None) -> str:
+        """The name a tool is defined and called by: its own, fitted to the API's syntax; a tool
+        with the name of a tool offered before it gets one of its own (an API takes one definition
+        per name, and its calls must not read as the other tool's)."""
+        name = self.fit_name(self.tool_name(tool_id), NAME_SYNTAX, ref)
+        if tool_id not in self.shared_name:
+            return name
+        if tool_id not in self._own_names:
+            own = self._own_names[tool_id] = f"{name[:55]}_{_digest(tool_id)[:8]}"
+            self.loss("name_rewritten", f"shared:{tool_id}", f"tool {tool_id!r} has the name {name!r} of a tool "
+                      f"offered before it; it is sent as {own!r} in the tool list and every call", ref)
+        return self._own_names[tool_id]
 
     def tool_name(self, tool_id: str | None) -> str:
         tool = self.tools.get(tool_id or "")
@@ -471,7 +489,7 @@ def json_arguments(r: Renderer, item: Input) -> str:
     return msgspec.json.encode(call_arguments(r, item)).decode()
 
 
-def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:
+def offered(r: Renderer) -> list[tuple[str, ir.Tool]]:
     """The tools to define, by fitted name: a tool someone else runs (a provider's server tool,
     an MCP server's) is not the caller's to define."""
     out: list[tuple[str, ir.Tool]] = []
@@ -481,12 +499,7 @@ def offered(r: Renderer, pattern: re.Pattern[str]) -> list[tuple[str, ir.Tool]]:
                    "the caller: it is not defined as a function; its calls in the history are sent as text, or "
                    "as the API's own blocks where this API recorded them")
             continue
-        name = r.fit_name(tool.name, pattern)
-        if any(name == n for n, _ in out):
-            r.loss("tool_not_offered", tool.id, f"tool {tool.id!r} has the name {tool.name!r} of a tool offered "
-                   "before it, and an API takes one definition per name: it is not defined again")
-            continue
-        out.append((name, tool))
+        out.append((r.sent_name(tool.id), tool))
     return out
 
 

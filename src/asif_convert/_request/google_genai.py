@@ -16,7 +16,6 @@ from typing import Any
 from asif_convert import ir
 from asif_convert._request.common import (
     GOOGLE_RESPONSE,
-    NAME_SYNTAX,
     Renderer,
     arrange,
     call_arguments,
@@ -45,7 +44,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
         head = items.pop(0)
         role_as_user(r, head, "before the conversation joins system_instruction")
         system += [{"text": t} for t in r.texts(head, "a system instruction holds text only")]
-    names = {i.call_id: r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id) for i in items if i.kind == "tool_call"}
+    names = {i.call_id: r.sent_name(i.tool_id, i.id) for i in items if i.kind == "tool_call"}
     groups = turns(r, [(i, _parts(r, i, side(i), names)) for i in items])
     contents = [{"role": "model" if role == "assistant" else "user", "parts": _attach_signatures(parts)}
                 for role, parts in groups]
@@ -55,7 +54,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
         config["system_instruction"] = {"parts": system}
     declarations = [{"name": name, "description": t.description,
                      "parameters_json_schema": schema(t)}
-                    for name, t in offered(r, NAME_SYNTAX)]
+                    for name, t in offered(r)]
     if declarations:
         config["tools"] = [{"function_declarations": declarations}]
     if config:

@@ -12,7 +12,6 @@ from typing import Any
 
 from asif_convert import ir
 from asif_convert._request.common import (
-    NAME_SYNTAX,
     Renderer,
     arrange,
     json_arguments,
@@ -40,7 +39,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     for i in arrange(r):
         if i.kind == "tool_call":
             call = {"id": r.fit_id(i.call_id or "", _ID, i.id), "type": "function",
-                    "function": {"name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id),
+                    "function": {"name": r.sent_name(i.tool_id, i.id),
                                  "arguments": json_arguments(r, i)}}
             if open_calls:
                 messages[-1].setdefault("tool_calls", []).append(call)
@@ -80,7 +79,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     body: dict[str, Any] = {"messages": messages}
     tools = [{"type": "function", "function": {"name": name, "description": t.description,
                                                "parameters": schema(t)}}
-             for name, t in offered(r, NAME_SYNTAX)]
+             for name, t in offered(r)]
     if tools:
         body["tools"] = tools
     return body, r.losses()

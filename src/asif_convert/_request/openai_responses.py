@@ -12,7 +12,6 @@ from typing import Any
 
 from asif_convert import ir
 from asif_convert._request.common import (
-    NAME_SYNTAX,
     Renderer,
     arrange,
     json_arguments,
@@ -41,7 +40,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     for i in arrange(r):
         if i.kind == "tool_call":
             items.append({"type": "function_call", "call_id": i.call_id,
-                          "name": r.fit_name(r.tool_name(i.tool_id), NAME_SYNTAX, i.id),
+                          "name": r.sent_name(i.tool_id, i.id),
                           "arguments": json_arguments(r, i)})
         elif i.kind == "tool_result":
             if i.outcome in ("error", "cancelled"):  # (unknown: what these APIs say of every result)
@@ -76,7 +75,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     body["input"] = items
     tools = [{"type": "function", "name": name, "description": t.description, "strict": False,
               "parameters": schema(t)}
-             for name, t in offered(r, NAME_SYNTAX)]
+             for name, t in offered(r)]
     if tools:
         body["tools"] = tools
     return body, r.losses()
