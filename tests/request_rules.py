@@ -304,6 +304,7 @@ def _responses(body: dict[str, Any]) -> None:
 
 def _google(body: dict[str, Any]) -> None:
     contents = body["contents"]
+    assert contents[0]["role"] == "user", "the contents open with a user turn"
     names = []
     for k, c in enumerate(contents):
         assert c["role"] in ("user", "model")

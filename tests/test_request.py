@@ -31,6 +31,15 @@ CATALOGUE |= {f"openai-responses:{k}": _responses_export(k, "to_dict", True)[0] 
 CATALOGUE |= {f"google-genai:{k}": _google_export(k, False) for k in sorted(_GOOGLE)}
 
 
+def _opened(export: dict[str, Any]) -> dict[str, Any]:
+    """A recorded export with a user turn before its first message, as a conversation opens (Gen AI
+    leaves out a model turn before any user turn)."""
+    first = {**export["messages"][0], "message_id": "m0", "role": "user", "text_content": "go", "sequence": 1}
+    first.pop("content_json", None)
+    later = [{**m, "sequence": m["sequence"] + 1} for m in export["messages"]]
+    return {**export, "messages": [first, *later]}
+
+
 def _request(doc: dict[str, Any], target: str, **kw: Any) -> asif_convert.RequestResult:
     return asif_convert.request(json.dumps(doc).encode(), provider=target, **kw)
 
@@ -118,7 +127,7 @@ def _keys(value: Any) -> set[str]:
 @pytest.mark.parametrize("key", sorted(NATIVE))
 def test_server_tool_blocks_and_citations_go_back_natively_to_the_api_that_recorded_them(key):
     dialect = key.split(":")[0]
-    result = _request(CATALOGUE[key], dialect, pending="as-error")
+    result = _request(_opened(CATALOGUE[key]), dialect, pending="as-error")
     check_body(dialect, result.body)
     check_rules(dialect, result.body)
     assert NATIVE[key] <= _keys(result.body), sorted(_keys(result.body))
@@ -132,7 +141,7 @@ def test_server_tool_blocks_and_citations_go_back_natively_to_the_api_that_recor
 def test_another_api_gets_them_as_text_with_a_loss(key, target):
     if key.startswith(f"{target}:"):
         return
-    result = _request(CATALOGUE[key], target, pending="as-error")
+    result = _request(_opened(CATALOGUE[key]), target, pending="as-error")
     check_body(target, result.body)
     check_rules(target, result.body)
     assert _KIND[key] in {loss.kind for loss in result.losses}
@@ -143,7 +152,7 @@ def test_another_api_gets_them_as_text_with_a_loss(key, target):
 @pytest.mark.parametrize("key", sorted(STAYS))
 def test_what_no_request_block_holds_stays_text_with_a_loss_even_for_its_own_api(key):
     dialect = key.split(":")[0]
-    result = _request(CATALOGUE[key], dialect, pending="as-error")
+    result = _request(_opened(CATALOGUE[key]), dialect, pending="as-error")
     check_body(dialect, result.body)
     check_rules(dialect, result.body)
     assert STAYS[key] in {loss.kind for loss in result.losses}
@@ -154,8 +163,8 @@ def test_the_asif_form_still_knows_which_api_recorded_them(key):
     """The dialect a message was read from travels in the ASIF document (the continuity reader's
     native data), so a request from the converted session maps them the same."""
     dialect = key.split(":")[0]
-    asif = asif_convert.convert(json.dumps(CATALOGUE[key]).encode(), to="asif").document
-    assert _request(asif, dialect, pending="as-error").body == _request(CATALOGUE[key], dialect,
+    asif = asif_convert.convert(json.dumps(_opened(CATALOGUE[key])).encode(), to="asif").document
+    assert _request(asif, dialect, pending="as-error").body == _request(_opened(CATALOGUE[key]), dialect,
                                                                         pending="as-error").body
 
 
@@ -175,12 +184,12 @@ def test_a_server_result_not_right_after_its_call_stays_text():
 
 
 def test_citations_of_another_api_are_a_loss_and_null_citations_none():
-    cited = CATALOGUE["anthropic-messages:text"]
+    cited = _opened(CATALOGUE["anthropic-messages:text"])
     for target in TARGETS[1:]:
         result = _request(cited, target)
         assert "char_location" not in json.dumps(result.body)
         assert [loss.kind for loss in result.losses] == ["citations_dropped"], target
-    null = sb.export(("assistant", [{"type": "text", "text": "a", "citations": None}]))
+    null = _opened(sb.export(("assistant", [{"type": "text", "text": "a", "citations": None}])))
     for target in TARGETS:
         result = _request(null, target)
         assert "citations" not in json.dumps(result.body) and not result.losses, target
@@ -519,8 +528,8 @@ def test_what_only_the_recorded_blocks_say_is_a_loss(target):
 
 
 def test_the_output_is_deterministic_and_the_policy_applies():
-    reasoning = sb.export(("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "s"},
-                                         {"type": "text", "text": "a"}]))
+    reasoning = _opened(sb.export(("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "s"},
+                                                 {"type": "text", "text": "a"}])))
     for target in TARGETS:
         assert _request(reasoning, target).body == _request(reasoning, target).body
     with pytest.raises(LossPolicyError):
@@ -834,3 +843,17 @@ def test_a_result_recorded_before_its_call_is_moved_after_it_with_a_loss(target)
     moved = [loss for loss in result.losses if loss.kind == "result_moved"]
     assert moved and "before its call" in moved[0].explanation
     assert [r.id for r in moved[0].references or ()] == [inputs[k]["id"]]
+
+
+def test_gemini_contents_open_with_a_user_turn_and_what_came_before_is_a_loss():
+    opening = sb.export(("assistant", {"role": "assistant", "content": "Hello, how can I help?", "tool_calls": [
+        {"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+        ("tool", {"role": "tool", "tool_call_id": "c0", "content": "ready"}),
+        ("user", "q"), ("assistant", "a"))
+    result = _request(opening, "google-genai")
+    check_rules("google-genai", result.body)
+    assert [c[0] for c in conversation("google-genai", result.body)] == ["text", "text"]
+    [loss] = [loss for loss in result.losses if "opening model turn" in loss.id]
+    assert loss.kind == "part_dropped" and {r.id for r in loss.references or ()} == {"m1", "m1/call/0", "m2"}
+    kept = _request(opening, "anthropic-messages")  # (the Messages API takes a history that opens so)
+    assert kept.body["messages"][0]["role"] == "assistant"

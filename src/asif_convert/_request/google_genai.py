@@ -16,6 +16,7 @@ from typing import Any
 from asif_convert import ir
 from asif_convert._request.common import (
     GOOGLE_RESPONSE,
+    Rendered,
     Renderer,
     arrange,
     call_arguments,
@@ -45,7 +46,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
         role_as_user(r, head, "before the conversation joins system_instruction")
         system += [{"text": t} for t in r.texts(head, "a system instruction holds text only")]
     names = {i.call_id: r.sent_name(i.tool_id, i.id) for i in items if i.kind == "tool_call"}
-    groups = turns(r, [(i, _parts(r, i, side(i), names)) for i in items])
+    groups = turns(r, _opening(r, [(i, _parts(r, i, side(i), names)) for i in items]))
     contents = [{"role": "model" if role == "assistant" else "user", "parts": _attach_signatures(parts)}
                 for role, parts in groups]
     body: dict[str, Any] = {"contents": contents}
@@ -60,6 +61,27 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     if config:
         body["config"] = config
     return body, r.losses()
+
+
+def _opening(r: Renderer, rendered: list[Rendered]) -> list[Rendered]:
+    """The contents from the first user turn on: the API refuses a history that opens with a
+    model turn ("multiturn requests alternate between user and model", and a function call must
+    follow a user turn). What the model said or called before any user turn, and the responses to
+    those calls, are left out, each with a loss; nothing is invented to stand before them."""
+    calls: set[str | None] = set()
+    start = len(rendered)
+    for k, (i, blocks) in enumerate(rendered):
+        if blocks and side(i) == "user" and not (i.kind == "tool_result" and i.call_id in calls):
+            start = k
+            break
+        if i.kind == "tool_call":
+            calls.add(i.call_id)
+    for i, blocks in rendered[:start]:
+        if blocks:
+            r.loss("part_dropped", "opening model turn", "what the model said or called before the first user turn "
+                   "(and the responses to those calls) is not sent: the API refuses a history that opens with a "
+                   "model turn", i.id)
+    return rendered[start:]
 
 
 def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> list[dict[str, Any]]:
