@@ -857,3 +857,44 @@ def test_gemini_contents_open_with_a_user_turn_and_what_came_before_is_a_loss():
     assert loss.kind == "part_dropped" and {r.id for r in loss.references or ()} == {"m1", "m1/call/0", "m2"}
     kept = _request(opening, "anthropic-messages")  # (the Messages API takes a history that opens so)
     assert kept.body["messages"][0]["role"] == "assistant"
+
+
+def test_a_turn_of_several_server_calls_and_a_client_call_goes_back_natively():
+    """A reader lists a message's calls before its results: pairs of one turn are not adjacent."""
+    result_block = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+        {"type": "web_search_result", "url": "https://example.com", "title": "E", "encrypted_content": "enc"}]}
+    turn = [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "a"}},
+            result_block,
+            {"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_search", "input": {"query": "b"}},
+            {**result_block, "tool_use_id": "srvtoolu_2"},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}]
+    doc = sb.export(("user", [{"type": "text", "text": "search twice, then my tool"}]), ("assistant", turn),
+                    ("user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]))
+    result = _request(doc, "anthropic-messages")
+    check_body("anthropic-messages", result.body)
+    check_rules("anthropic-messages", result.body)
+    kinds = [[b["type"] for b in m["content"]] for m in result.body["messages"]]
+    assert kinds[1] == ["server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result",
+                        "tool_use"], kinds
+    assert "server_tool_as_text" not in {loss.kind for loss in result.losses}
+
+
+def test_a_recorded_gemini_error_response_goes_back_as_it_was():
+    export = json.loads((CORPUS_ASIF.parent / "continuity" / "18-gemini-no-ids.json").read_text())
+    recorded = [p["function_response"]["response"] for m in export["messages"]
+                for p in (m.get("content_json") or {}).get("parts", ()) if "function_response" in p]
+    assert any("error" in r for r in recorded)
+    body = _request(export, "google-genai").body
+    sent = [p["function_response"]["response"] for c in body["contents"] for p in c["parts"]
+            if "function_response" in p]
+    # (sent in the order of their calls; each one as recorded, the error one too)
+    assert all(response in recorded for response in sent) and any("error" in response for response in sent)
+
+
+def test_a_server_result_sent_as_text_names_the_media_it_leaves_out():
+    result = _request(_opened(CATALOGUE["openai-responses:response_input_item.ImageGenerationCall"]),
+                      "anthropic-messages", pending="as-error")
+    check_rules("anthropic-messages", result.body)
+    assert "server_tool_as_text" in {loss.kind for loss in result.losses}
+    assert any(loss.kind == "part_dropped" and "server tool's result sent as text" in loss.explanation
+               for loss in result.losses)

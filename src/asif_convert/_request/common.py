@@ -346,28 +346,31 @@ def _unsent_fields(r: Renderer, i: Input) -> None:
 
 def _server_inputs(r: Renderer) -> list[Input]:
     """The selection's inputs with every server-run call and result in the form the target takes.
-    A pair goes back as the target's own blocks only when this API recorded both, the call's one
-    result is terminal and right after it (as the API wrote them, and as Anthropic demands: a
-    server_tool_use answered in the same turn), and ``r.native`` has blocks for what they hold;
-    anything else is text, never a block with fields the session does not have."""
+    A pair goes back as the target's own blocks, at the call's place, only when this API recorded
+    both, the call's one result is terminal and in the same turn (right after the call, or in the
+    message that holds it: a reader lists a message's calls before its results, and a turn may
+    hold several server calls and client calls; Anthropic demands a server_tool_use answered in
+    its turn), and ``r.native`` has blocks for what they hold; anything else is text, never a
+    block with fields the session does not have."""
     inputs = r.selection.inputs
-    answers: dict[str | None, int] = {}
-    for i in inputs:
-        if i.kind == "tool_result":
-            answers[i.call_id] = answers.get(i.call_id, 0) + 1
-    out: list[Input] = []
-    skip = False
+    results: dict[str | None, list[int]] = {}
     for k, i in enumerate(inputs):
-        if skip or not server_run(r, i):
-            if not skip:
-                out.append(i)
-            skip = False
+        if i.kind == "tool_result":
+            results.setdefault(i.call_id, []).append(k)
+    out: list[Input] = []
+    taken: set[int] = set()  # the places of results already sent with their calls
+    for k, i in enumerate(inputs):
+        if k in taken:
             continue
-        after = inputs[k + 1] if k + 1 < len(inputs) else None
+        if not server_run(r, i):
+            out.append(i)
+            continue
+        found = results.get(i.call_id, []) if i.kind == "tool_call" else []
+        after = inputs[found[0]] if len(found) == 1 and found[0] > k else None
         blocks = None
-        if r.native is not None and i.kind == "tool_call" and after is not None and after.kind == "tool_result" \
-                and after.call_id == i.call_id and after.terminal and answers.get(i.call_id) == 1 \
-                and after.source_events and all(isinstance(e.body, ir.ToolResult) for e in after.source_events) \
+        if r.native is not None and after is not None and (found[0] == k + 1 or record(after) == record(i)) \
+                and after.terminal and after.source_events \
+                and all(isinstance(e.body, ir.ToolResult) for e in after.source_events) \
                 and r.recorded_by(i) == r.recorded_by(after) == r.target:  # (a synthesized result is no record)
             blocks = r.native(r, i, after)
         if blocks is None or after is None:
@@ -375,7 +378,7 @@ def _server_inputs(r: Renderer) -> list[Input]:
             continue
         out.append(Input(id=i.id, kind="message", role="assistant", parts=(ir.StructuredPart(
             schema=NATIVE, value=blocks),), source_events=i.source_events + after.source_events))
-        skip = True
+        taken.add(found[0])
     return out
 
 
@@ -517,15 +520,21 @@ def server_run(r: Renderer, item: Input) -> bool:
 
 
 def server_text(r: Renderer, item: Input) -> str:
-    """A server-run call or result as text: the API has no block for another runtime's tools."""
+    """A server-run call or result as text: the API has no block for another runtime's tools (nor,
+    on the API that ran it, for a pair whose blocks were not all recorded, or not in one turn)."""
     if item.kind == "tool_call":
         r.loss("server_tool_as_text", "tool_call", "a call of a tool the provider (or an MCP server) ran is sent "
-               "as text: the API takes calls only of the tools the request defines", item.id)
+               "as text: the API takes calls only of the tools the request defines, and its own server blocks "
+               "only as it recorded them, whole and answered in their turn", item.id)
         return f"[{r.tool_name(item.tool_id)} called with {msgspec.json.encode(item.arguments).decode()}]"
     r.loss("server_tool_as_text", "tool_result", "the result of a tool the provider (or an MCP server) ran is sent "
            "as text", item.id)
-    texts = [p.text if isinstance(p, ir.TextPart) else msgspec.json.encode(p.value).decode()
-             if isinstance(p, ir.StructuredPart) else "" for p in item.parts]
+    texts = []
+    for p in item.parts:
+        if isinstance(p, ir.TextPart | ir.StructuredPart):
+            texts.append(p.text if isinstance(p, ir.TextPart) else msgspec.json.encode(p.value).decode())
+        else:
+            r.drop(p, item, "a server tool's result sent as text carries its text and structured content only")
     return f"[result ({item.outcome}): {' '.join(t for t in texts if t)}]"
 
 

@@ -92,7 +92,8 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
             r.loss("outcome_adapted", i.outcome, f"a tool result of outcome {i.outcome!r} is sent as an output "
                    "(the API knows only an output and an error)", i.id)
         if len(i.parts) == 1 and isinstance(i.parts[0], ir.StructuredPart) and i.parts[0].schema == GOOGLE_RESPONSE \
-                and isinstance(i.parts[0].value, dict) and i.outcome != "error":
+                and isinstance(i.parts[0].value, dict) and (i.outcome != "error" or "error" in i.parts[0].value):
+            # the response object as recorded (an error one says its error under "error" itself)
             return [{"function_response": {"id": i.call_id, "name": names[i.call_id], "response": i.parts[0].value}}]
         texts = r.texts(i, "a function response holds JSON only")
         values = [p.value for p in i.parts if isinstance(p, ir.StructuredPart) and reasoning_of(p) is None]
