@@ -68,13 +68,12 @@ def request(data: DocumentInput, *, provider: str, context: str | None = None, b
     loaded = read_session(data, options=options, name=name, limits=limits)
     selection = select(loaded.document, context=context, branch=branch, pending=pending, name=loaded.name)
     body, rendered = PROVIDERS[provider](selection)
+    losses = [*selection.losses, *rendered]
     if not body[CONVERSATION[provider]]:
         raise InvalidInput([Problem(rule="request", path=selection.path, message=(
             f"nothing is left to continue from on {provider}: every input is an instruction (sent as the "
-            "system instruction) or was left out "
-            f"({', '.join(sorted({loss.kind for loss in [*selection.losses, *rendered]})) or 'no loss'}); a request "
-            "needs at least one message"))], loaded.name)
-    losses = [*selection.losses, *rendered]
+            f"system instruction) or was left out ({', '.join(sorted({loss.kind for loss in losses})) or 'no loss'}); "
+            "a request needs at least one message"))], loaded.name)
     refused = Counter(loss.kind for loss in losses if options.on_loss == "error" or loss.kind in options.fail_on)
     if refused:
         raise LossPolicyError(dict(sorted(refused.items())), loaded.name)

@@ -292,12 +292,11 @@ def arrange(r: Renderer) -> list[Input]:
         _unsent_fields(r, i)
     calls = {i.call_id for i in inputs if i.kind == "tool_call"}
     results: dict[str, list[Input]] = {}
-    for i in inputs:
+    place: dict[int, int] = {}  # where each result stands among the inputs (by identity: no scan per result)
+    for k, i in enumerate(inputs):
         if i.kind == "tool_result" and i.call_id in calls:
             results.setdefault(i.call_id or "", []).append(i)
-    same_id: dict[str, list[int]] = {}  # the positions of each input id: a result's place without a scan
-    for k, i in enumerate(inputs):
-        same_id.setdefault(i.id, []).append(k)
+            place[id(i)] = k
     out: list[Input] = []
     run: list[Input] = []  # the calls of the current run
     called: set[str | None] = set()
@@ -319,7 +318,7 @@ def arrange(r: Renderer) -> list[Input]:
             continue
         if run:
             for a in (a for c in run for a in results.get(c.call_id or "", [])
-                      if _first_place(inputs, same_id, a) > k and record(a) != record(i)):
+                      if place[id(a)] > k and record(a) != record(i)):
                 r.loss("result_moved", "tool_result", "a tool result recorded after other inputs is sent right "
                        "after its call, where the API wants it", a.id)
             out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
@@ -387,12 +386,6 @@ def native_blocks(part: ir.Part) -> list[dict[str, Any]] | None:
     if isinstance(part, ir.StructuredPart) and part.schema == NATIVE and isinstance(part.value, list):
         return part.value
     return None
-
-
-def _first_place(inputs: list[Input], same_id: dict[str, list[int]], item: Input) -> int:
-    """``inputs.index(item)``, looking only among the inputs of its id (an equal input has it):
-    a scan of the whole history for each result made a long session's rendering quadratic."""
-    return next(k for k in same_id[item.id] if inputs[k] is item or inputs[k] == item)
 
 
 def _server_as_text(r: Renderer, item: Input) -> Input:

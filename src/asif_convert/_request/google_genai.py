@@ -105,9 +105,8 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
     out: list[dict[str, Any]] = []
     for p in i.parts:
         if isinstance(p, ir.TextPart):
-            if r.sent(p, i):
-                r.cited(p, i)
-                out.append({"text": p.text})
+            if (text := r.text(p, i, "")) is not None:
+                out.append({"text": text})
         elif (blocks := native_blocks(p)) is not None:
             out += blocks
         elif isinstance(p, ir.ResourcePart):
