@@ -124,12 +124,17 @@ def _keys(value: Any) -> set[str]:
     return set()
 
 
+def _checked(key: str, target: str) -> asif_convert.RequestResult:
+    """A catalogue session rendered for ``target``, its body checked against the SDK's types and the API's rules."""
+    result = _request(_opened(CATALOGUE[key]), target, pending="as-error")
+    check_body(target, result.body)
+    check_rules(target, result.body)
+    return result
+
+
 @pytest.mark.parametrize("key", sorted(NATIVE))
 def test_server_tool_blocks_and_citations_go_back_natively_to_the_api_that_recorded_them(key):
-    dialect = key.split(":")[0]
-    result = _request(_opened(CATALOGUE[key]), dialect, pending="as-error")
-    check_body(dialect, result.body)
-    check_rules(dialect, result.body)
+    result = _checked(key, key.split(":")[0])
     assert NATIVE[key] <= _keys(result.body), sorted(_keys(result.body))
     kinds = {loss.kind for loss in result.losses}
     assert not kinds & {"server_tool_as_text", "citations_dropped"}, kinds
@@ -141,9 +146,7 @@ def test_server_tool_blocks_and_citations_go_back_natively_to_the_api_that_recor
 def test_another_api_gets_them_as_text_with_a_loss(key, target):
     if key.startswith(f"{target}:"):
         return
-    result = _request(_opened(CATALOGUE[key]), target, pending="as-error")
-    check_body(target, result.body)
-    check_rules(target, result.body)
+    result = _checked(key, target)
     assert _KIND[key] in {loss.kind for loss in result.losses}
     native = NATIVE[key] - {"citations"} if target != "anthropic-messages" else NATIVE[key]
     assert not native & _keys(result.body) - {"text"}, native & _keys(result.body)
@@ -151,10 +154,7 @@ def test_another_api_gets_them_as_text_with_a_loss(key, target):
 
 @pytest.mark.parametrize("key", sorted(STAYS))
 def test_what_no_request_block_holds_stays_text_with_a_loss_even_for_its_own_api(key):
-    dialect = key.split(":")[0]
-    result = _request(_opened(CATALOGUE[key]), dialect, pending="as-error")
-    check_body(dialect, result.body)
-    check_rules(dialect, result.body)
+    result = _checked(key, key.split(":")[0])
     assert STAYS[key] in {loss.kind for loss in result.losses}
 
 
