@@ -22,8 +22,8 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from asif_convert import Options, convert
-from asif_convert._formats.continuity.dialects import anthropic, openai_responses
-from asif_convert._formats.continuity.dialects.google_genai import camel
+from asif_convert._dialects import anthropic, openai_responses
+from asif_convert._dialects.google_genai import camel
 
 from . import sdk_blocks as sb
 from . import test_sdk_anthropic_openai_chat as anthropic_chat

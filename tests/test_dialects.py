@@ -14,8 +14,8 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from asif_convert import Options, convert
-from asif_convert._formats.continuity.dialects import REASONING, anthropic, openai, split
-from asif_convert._formats.continuity.dialects.common import json_text
+from asif_convert._dialects import REASONING, anthropic, openai, split
+from asif_convert._dialects.common import json_text
 
 from .conftest import CORPUS
 from .sdk_blocks import export

@@ -20,8 +20,8 @@ import openai.types.chat as oc
 import pytest
 
 from asif_convert import Options, convert
+from asif_convert._dialects import REASONING
 from asif_convert._docs import load_dialects
-from asif_convert._formats.continuity.dialects import REASONING
 
 from . import sdk_blocks as sb
 from .test_visibility import unseen

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from openai.types import responses as R
 
 from asif_convert import convert, ir
+from asif_convert._dialects import REASONING, google_genai, openai_responses, split
 from asif_convert._docs import load_dialects
-from asif_convert._formats.continuity.dialects import REASONING, google_genai, openai_responses, split
 
 from .sdk_blocks import instance, members
 from .strategies import json_values

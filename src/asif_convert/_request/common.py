@@ -18,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from asif_convert import ir
-from asif_convert._formats.continuity.dialects import REASONING
+from asif_convert._dialects import REASONING
 from asif_convert._request.selection import PERMISSIVE_SCHEMA, Input, Selection
 
 GOOGLE_RESPONSE = "google-genai/function_response.response"  # a Gemini function response's object

@@ -15,9 +15,11 @@ from typing import Any
 
 import msgspec
 
+from asif_convert import _dialects as dialects
 from asif_convert import ir
 from asif_convert._artifacts import FileSource
 from asif_convert._codec import Codec
+from asif_convert._dialects import difference, usage
 from asif_convert._formats.continuity import (
     ASIF_PARTS,
     CONTENT_SCHEMA,
@@ -25,14 +27,12 @@ from asif_convert._formats.continuity import (
     NAMESPACE,
     SOURCE_PRODUCER,
     artifacts,
-    dialects,
     placeholders,
     pointers,
     state,
     text_content,
 )
 from asif_convert._formats.continuity.coverage import coverage
-from asif_convert._formats.continuity.dialects import difference, usage
 from asif_convert._formats.continuity.ordering import merge
 from asif_convert._formats.continuity.residual import Carried
 from asif_convert._ledger import Ledger

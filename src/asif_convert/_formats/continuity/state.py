@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
-from asif_convert._formats.continuity.dialects.difference import Difference
+from asif_convert._dialects.difference import Difference
 from asif_convert._mapping import load_table
 from asif_convert._validation.schemas import is_asif
 

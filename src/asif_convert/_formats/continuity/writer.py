@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from asif_convert import _dialects as dialects
 from asif_convert import ir
 from asif_convert._codec import Codec
+from asif_convert._dialects import difference, usage
 from asif_convert._formats.continuity import (
     ASIF_PARTS,
     CONTENT_SCHEMA,
     EVENT_TYPE,
     NAMESPACE,
-    dialects,
     state,
     text_content,
 )
-from asif_convert._formats.continuity.dialects import difference, usage
 from asif_convert._limits import json_in_text
 
 ROLES = ("user", "assistant", "tool")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from asif_convert import ir
-from asif_convert._formats.continuity.dialects.common import (
+from asif_convert._dialects.common import (
     REASONING,
     Call,
     Pieces,

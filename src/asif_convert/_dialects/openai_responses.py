@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from asif_convert import ir
-from asif_convert._formats.continuity.dialects.common import (
+from asif_convert._dialects.common import (
     REASONING,
     Call,
     Pieces,

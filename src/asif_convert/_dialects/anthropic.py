@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from asif_convert import ir
-from asif_convert._formats.continuity.dialects.common import (
+from asif_convert._dialects.common import (
     REASONING,
     Call,
     Pieces,

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from asif_convert._formats.continuity.dialects import anthropic, google_genai, openai, openai_responses
-from asif_convert._formats.continuity.dialects.common import (
+from asif_convert._dialects import anthropic, google_genai, openai, openai_responses
+from asif_convert._dialects.common import (
     PLACEHOLDER,
     REASONING,
     Pieces,
