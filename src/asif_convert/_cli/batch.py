@@ -198,7 +198,7 @@ def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _connect(address: str, timeout: float, quiet: bool) -> Any:
+def _connect(address: str, timeout: float, quiet: bool, watch: dict[str, float]) -> Any:
     """The cluster, or one line and exit 2 (1 without the dask extra)."""
     try:
         from asif_convert.batch import _cluster  # the dask extra, loaded only for a cluster
@@ -206,7 +206,7 @@ def _connect(address: str, timeout: float, quiet: bool) -> Any:
         typer.echo("error: --scheduler needs Dask: pip install 'asif-convert[dask]'", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     try:
-        cluster = _cluster.Cluster(address, timeout)
+        cluster = _cluster.Cluster(address, timeout, **watch)
     except UsageError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.stderr.flush()
@@ -301,6 +301,12 @@ SchedulerOpt = Annotated[str | None, typer.Option(
     help="Run on the Dask cluster of this scheduler (tcp://host:8786; default: $DASK_SCHEDULER_ADDRESS).")]
 ConnectTimeoutOpt = Annotated[float, typer.Option(
     "--connect-timeout", metavar="SECONDS", min=0.1, help="How long to wait for the scheduler.")]
+NoWorkerTimeoutOpt = Annotated[float, typer.Option(
+    "--no-worker-timeout", metavar="SECONDS", min=1.0, help="With --scheduler: stop (exit 5, resumable) when the "
+    "cluster has had no worker this long.")]
+StallTimeoutOpt = Annotated[float, typer.Option(
+    "--stall-timeout", metavar="SECONDS", min=0.0, help="With --scheduler: stop (exit 5, resumable) when no file "
+    "has finished this long while the cluster has workers (0: never).")]
 BreakLockOpt = Annotated[bool, typer.Option(
     "--break-lock", help="Take a remote OUTDIR's lock even if it looks held (its run is known to be gone).")]
 
@@ -345,6 +351,7 @@ def batch(
     storage_option: StorageOptionOpt = None,
     scheduler: SchedulerOpt = None,
     connect_timeout: ConnectTimeoutOpt = 10.0,
+    no_worker_timeout: NoWorkerTimeoutOpt = 60.0, stall_timeout: StallTimeoutOpt = 900.0,
     break_lock: BreakLockOpt = False,
     source_pointers: Annotated[bool, typer.Option(
         "--source-pointers", help="To ASIF: carry each export as a resource and point every event at its record. "
@@ -353,8 +360,8 @@ def batch(
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
     Exit 0 when every file converted; 1 when any input was invalid or refused (or an output could not
-    be written); 3 on internal errors; 4 when only the loss policy refused files; 130 when
-    interrupted (rerun to resume).
+    be written); 3 on internal errors; 4 when only the loss policy refused files; 5 when the cluster
+    stopped converting (no worker, or no progress); 130 when interrupted (rerun to resume).
     """
     check_formats(to, source)
     storage_options = parse_storage_options(storage_option or [])
@@ -371,7 +378,8 @@ def batch(
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
     manifest_path = _manifest_path(manifest, outdir, report_html)
     losses = on_loss is not LossPolicy.ignore
-    with _runs_on(scheduler, connect_timeout, workers, quiet) as where:
+    watch = {"no_worker_timeout": no_worker_timeout, "stall_timeout": stall_timeout}
+    with _runs_on(scheduler, connect_timeout, workers, quiet, watch) as where:
         _migrate(sources, outdir, summary, manifest_path, quiet=quiet, losses=losses, to=to, source=source,
                  options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
                  force=force, pattern=pattern, progress=progress, package=package, artifacts_each=artifacts_each,
@@ -395,7 +403,8 @@ def _manifest_path(manifest: str | None, outdir: str, report_html: Path | None) 
 
 
 @contextmanager
-def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: bool) -> Iterator[dict[str, Any]]:
+def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: bool,
+             watch: dict[str, float]) -> Iterator[dict[str, Any]]:
     """Where the tasks run, as migrate's settings: local worker processes, or the threads of the
     cluster of ``scheduler``, which is closed at the end."""
     if not scheduler:
@@ -404,11 +413,11 @@ def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: 
     if workers is not None:
         raise typer.BadParameter("a cluster runs as many tasks as it has threads; --workers is for local processes",
                                  param_hint="'--workers'")
-    cluster = _connect(scheduler, timeout, quiet)
+    cluster = _connect(scheduler, timeout, quiet, watch)
     try:
         # a bounded window: a few tasks per thread in the scheduler, whatever the archive's size
         yield {"workers": min(cluster.threads, core.MAX_WORKERS), "executor": cluster.executor,
-               "max_in_flight": 2 * cluster.threads}
+               "max_in_flight": 2 * cluster.threads, "watchdog": cluster.watchdog}
     finally:
         cluster.close()  # the scheduler cancels what this run left (after Ctrl-C)
 
@@ -426,6 +435,11 @@ def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: P
     except UsageError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    except core.ClusterLost as exc:  # one line; the summary says what was done
+        if not quiet:
+            print_summary(summary, manifest, Console(), losses=losses)
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         summary.interrupted = True
         if quiet:

@@ -35,6 +35,7 @@ import fsspec
 
 from asif_convert._errors import InvalidInput, OutputError, Problem, display_name
 from asif_convert._limits import Limits, check_size
+from asif_convert.batch import _credentials as credentials
 from asif_convert.batch._discover import Found, Refused
 from asif_convert.batch._manifest import Manifest
 from asif_convert.batch._paths import Unsafe
@@ -62,7 +63,7 @@ def filesystem(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
         extra = EXTRAS.get(protocol)
         how = f"pip install 'asif-convert[{extra}]'" if extra else "install the fsspec package that provides it"
         raise UsageError(f"{url}: the {protocol}:// file system is not installed; {how}") from None
-    options = dict(storage_options)
+    options = credentials.merge(storage_options, credentials.held())  # this process's own, never a task's
     if protocol in ("s3", "s3a") and "config_kwargs" not in options:
         options["config_kwargs"] = _S3_CONFIG
     try:

@@ -23,6 +23,7 @@ from asif_convert._errors import ConversionError
 from asif_convert._limits import Limits
 from asif_convert._registry import get, registry
 from asif_convert._version import __version__
+from asif_convert.batch import _credentials as credentials
 from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import Skipper, check_template
 from asif_convert.batch._discover import Found, Refused
@@ -33,6 +34,7 @@ from asif_convert.batch._records import (
     INTERNAL,
     REFUSED,
     UNCHANGED,
+    ClusterLost,
     FileResult,
     UsageError,
 )
@@ -79,7 +81,7 @@ def local_executor(workers: int) -> ProcessPoolExecutor:
     """
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=init_worker, initargs=(os.getpid(),))
+                               initializer=init_worker, initargs=(os.getpid(), credentials.held()))
 
 
 def clean_stale_temps(outdir: str | os.PathLike[str]) -> int:
@@ -107,12 +109,15 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
             summary: Summary | None = None, package: bool = False, artifacts_each: str | None = None,
-            storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> Report:
+            storage_options: dict[str, Any] | None = None, break_lock: bool = False,
+            watchdog: Callable[[float], None] | None = None) -> Report:
     """Convert every file under ``sources`` (one path, or several) into ``outdir``, mirroring the tree.
 
     ``sources``, ``outdir`` and ``manifest`` may be fsspec URLs (``s3://bucket/exports/``, with
     the ``s3``, ``gcs`` or ``azure`` extra): ``storage_options`` go to their file systems, and
     ``break_lock`` takes a remote OUTDIR's lock object whatever it says (see docs/batch.md).
+    Credentials among ``storage_options`` stay in this process and its own worker processes:
+    no task carries them, so a cluster's workers take their own (see docs/batch.md).
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
     ``Client.get_executor()``; pass ``workers`` to say how many tasks it runs at once); by default
@@ -126,6 +131,9 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     run converted. ``limits`` bound what is read from each file, as for one conversion. Running
     totals go to ``summary`` (pass your own to keep them if interrupted).
     One run at a time may use an OUTDIR (a second is refused with :class:`UsageError`).
+    ``watchdog`` is called about every second while results are awaited, with the seconds since
+    the last one arrived; what it raises stops the run as Ctrl-C does, its tasks cancelled (a
+    cluster's, see ``_cluster.Cluster.watchdog``).
     Ctrl-C (KeyboardInterrupt) cancels what has not started, waits for the files being
     converted and records them, then propagates; outputs are written atomically.
 
@@ -137,46 +145,57 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     options = options or Options()
     limits = limits or Limits()
     _check_settings(to, source, options, workers, package, artifacts_each)
-    storage_options = dict(storage_options or {})
-    srcs = storage.checked_sources([sources] if isinstance(sources, str | os.PathLike) else sources, storage_options)
-    out_arg = storage.local_form(outdir)
-    remote_out = storage.is_url(out_arg)
-    if (remote_out or any(storage.is_url(s) for s in srcs)) and (artifacts_each or options.artifacts_root):
-        raise UsageError("artifact folders are read from local sources into a local OUTDIR only")
-    out = Path(out_arg)
-    roots = tuple(storage.source_root(s) for s in srcs)
-    out_abs, out_real = _outdir_forms(out_arg, srcs, roots)
-    spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=out_abs,
-                outdir_real=out_real, roots=roots,
-                settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
-                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
-                artifacts_each=artifacts_each, storage_options=storage_options)
-    mpath = storage.manifest_at(manifest, out_abs)
+    # credentials stay in this process (and its own workers): a task carries only the rest
+    storage_options, secret = credentials.split(dict(storage_options or {}))
+    with credentials.holding(secret):
+        srcs = storage.checked_sources([sources] if isinstance(sources, str | os.PathLike) else sources,
+                                       storage_options)
+        out_arg = storage.local_form(outdir)
+        if (storage.is_url(out_arg) or any(storage.is_url(s) for s in srcs)) \
+                and (artifacts_each or options.artifacts_root):
+            raise UsageError("artifact folders are read from local sources into a local OUTDIR only")
+        roots = tuple(storage.source_root(s) for s in srcs)
+        out_abs, out_real = _outdir_forms(out_arg, srcs, roots)
+        spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=out_abs,
+                    outdir_real=out_real, roots=roots,
+                    settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
+                    run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
+                    artifacts_each=artifacts_each, storage_options=storage_options)
+        mpath = storage.manifest_at(manifest, out_abs)
+        run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
+                   force=force, keep_results=keep_results, on_result=on_result, progress=progress,
+                   summary=summary if summary is not None else Summary(), watchdog=watchdog)
+        if mpath is not None:
+            run.refuse_an_output_at(mpath, "the manifest (--manifest)")
+        _run_in(run, out_arg, mpath, break_lock=break_lock, force=force,
+                pool=lambda: _Pool(executor, workers), max_in_flight=max_in_flight, chunk_size=chunk_size)
+    return Report(results=run.results, summary=run.summary, manifest=mpath)
 
-    run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
-               force=force, keep_results=keep_results, on_result=on_result, progress=progress,
-               summary=summary if summary is not None else Summary())
-    if mpath is not None:
-        run.refuse_an_output_at(mpath, "the manifest (--manifest)")
+
+def _run_in(run: _Run, out_arg: str, mpath: Path | str | None, *, break_lock: bool, force: bool,
+            pool: Callable[[], _Pool], max_in_flight: int | None, chunk_size: int | None) -> None:
+    """Take OUTDIR (its folder, its lock, the stray temp files of a killed run, the manifest),
+    then run the batch on the pool."""
+    spec = run.spec
+    remote_out = storage.is_url(out_arg)
     if not remote_out:
         with _cannot_start():
-            out.mkdir(parents=True, exist_ok=True)
+            Path(out_arg).mkdir(parents=True, exist_ok=True)
     with ExitStack() as held:
         with _cannot_start():
-            held.enter_context(storage.lock(out_abs if remote_out else os.fspath(out), storage_options,
+            held.enter_context(storage.lock(spec.outdir if remote_out else out_arg, spec.storage_options,
                                             break_lock=break_lock))
             if not remote_out:
                 clean_stale_temps(spec.outdir)
             # before any worker starts: it may refuse the file
             book = storage.open_manifest(os.fspath(mpath), fresh=force, run=spec.run,
-                                         storage_options=storage_options) if mpath else None
+                                         storage_options=spec.storage_options) if mpath else None
         try:
-            with _Pool(executor, workers) as pool:
-                run.execute(book, pool, max_in_flight, chunk_size)
+            with pool() as running:
+                run.execute(book, running, max_in_flight, chunk_size)
         finally:
             if book is not None:
                 book.close()
-    return Report(results=run.results, summary=run.summary, manifest=mpath)
 
 
 def _check_settings(to: str, source: str | None, options: Options, workers: int | None, package: bool,
@@ -281,7 +300,9 @@ class _Run:
 
     def __init__(self, spec: Spec, srcs: list[str], *, pattern: str, exclude: list[str], force: bool,
                  keep_results: bool, on_result: Callable[[FileResult], None] | None, progress: Progress | None,
-                 summary: Summary) -> None:
+                 summary: Summary, watchdog: Callable[[float], None] | None = None) -> None:
+        self.watchdog = watchdog
+        self.last_result = time.monotonic()  # when a result last arrived, for the watchdog
         self.spec, self.srcs, self.pattern, self.exclude = spec, srcs, pattern, exclude
         self.force, self.keep_results, self.on_result, self.progress = force, keep_results, on_result, progress
         self.summary = summary
@@ -302,6 +323,7 @@ class _Run:
             total_bytes += item.size if isinstance(item, Found) else 0
         self.summary.total_files, self.summary.total_bytes = total_files, total_bytes
         self.summary.started = time.perf_counter()
+        self.last_result = time.monotonic()
         window = max_in_flight or 2 * pool.parallelism
         # small tasks amortize per-task overhead; enough of them keep all workers busy
         size = chunk_size or max(1, min(32, total_files // (pool.parallelism * 16)))
@@ -316,6 +338,11 @@ class _Run:
         except KeyboardInterrupt:
             self.summary.interrupted = True
             pool.abandoned = not self._finish_started(pool)
+            raise
+        except ClusterLost:  # nothing more will finish: what was reported stands
+            self.summary.interrupted = True
+            for fut in self.pending:
+                fut.cancel()
             raise
         finally:
             work.close()
@@ -338,8 +365,19 @@ class _Run:
         fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
         self.pending[fut] = (chunk, ran_on, retry)
 
+    def _wait(self) -> set[Future[list[FileResult]]]:
+        """The tasks done, once one is; the watchdog, if any, looks on about every second."""
+        if self.watchdog is None:
+            return wait(list(self.pending), return_when=FIRST_COMPLETED)[0]
+        while True:
+            done = wait(list(self.pending), timeout=1.0, return_when=FIRST_COMPLETED)[0]
+            if done:
+                self.last_result = time.monotonic()
+                return done
+            self.watchdog(time.monotonic() - self.last_result)
+
     def _collect_done(self, pool: _Pool) -> None:
-        done, _ = wait(list(self.pending), return_when=FIRST_COMPLETED)
+        done = self._wait()
         for fut in done:
             chunk, ran_on, retry = self.pending.pop(fut)
             if fut.cancelled():

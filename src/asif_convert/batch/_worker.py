@@ -18,6 +18,7 @@ from asif_convert._artifacts import ArtifactFiles, reads_digest, replay_digest
 from asif_convert._errors import ConversionError, InvalidInput, LossPolicyError, OutputError, Problem
 from asif_convert._limits import Limits
 from asif_convert._pipeline import convert
+from asif_convert.batch import _credentials as credentials
 from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import folder_for
 from asif_convert.batch._paths import Unsafe
@@ -73,12 +74,14 @@ class Task(NamedTuple):
     expect: Previous | None  # what a previous ok run read and wrote, for resume
 
 
-def init_worker(parent: int) -> None:
+def init_worker(parent: int, secret: dict[str, Any] | None = None) -> None:
     """Set up a local worker process: it leaves Ctrl-C to the parent (which stops the batch
     cleanly), ends on SIGTERM as a process does by default (the handler it was forked with turns
     SIGTERM into Ctrl-C for the parent only), dies with the parent (a killed batch leaves no
     orphans), and runs without the cyclic collector (documents are trees; scanning millions of
-    fresh objects costs a third of the time)."""
+    fresh objects costs a third of the time). ``secret``: the batch's storage credentials, given
+    here so that no task carries them (see _credentials)."""
+    credentials.hold(secret or {})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with(parent)
