@@ -10,12 +10,10 @@ import subprocess
 import time
 import uuid
 
-import pytest
-
 from asif_convert.batch import migrate
 
-from . import cluster_probe
-from .test_remote import (  # noqa: F401  (the fixtures, for this module's own services)
+from . import cluster_probe, test_remote
+from .test_remote import (
     CLI,
     _archive,
     _bucket,
@@ -27,11 +25,10 @@ from .test_remote import (  # noqa: F401  (the fixtures, for this module's own s
     _upload,
     _wait_for_outputs,
     distributed,
-    endpoint,
-    s3,
-    scheduler,
-    services,
 )
+
+# this module's own services (moto, a cluster), from test_remote's fixtures
+services, endpoint, s3, scheduler = test_remote.services, test_remote.endpoint, test_remote.s3, test_remote.scheduler
 
 
 def _exports(copies: int) -> dict[str, bytes]:
