@@ -5,14 +5,17 @@ server, a Dask scheduler and workers as processes), started here and stopped by 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
 import uuid
+from pathlib import Path
 
-from asif_convert.batch import migrate
+from asif_convert.batch import FileResult, migrate, read_manifest
 
 from . import cluster_probe, test_remote
+from .s3_faults import FaultyProxy
 from .test_remote import (
     CLI,
     _archive,
@@ -109,3 +112,76 @@ def test_every_worker_killed_stops_resumably_and_a_worker_back_resumes(s3, endpo
     assert again.returncode == 0, again.stderr
     assert _outputs(s3, f"{bucket}/out") == expected
     assert set(_manifest(s3, f"{bucket}/out/manifest.jsonl", tmp_path).values()) == {"ok"}
+
+
+def read_manifest_at(fs: object, key: str, tmp_path: Path) -> list[FileResult]:
+    local = tmp_path / "manifest-records.jsonl"
+    fs.invalidate_cache()  # type: ignore[attr-defined]
+    local.write_bytes(fs.cat_file(key))  # type: ignore[attr-defined]
+    return read_manifest(local)
+
+
+def _via(proxy_url: str) -> list[str]:
+    return [f"--storage-option=endpoint_url={proxy_url}", "--storage-option=key=testing",
+            "--storage-option=secret=testing"]
+
+
+def test_uploads_failing_halfway_are_retried_to_a_clean_runs_bytes(s3, endpoint, scheduler, tmp_path):
+    """Every upload of an output fails three times (the store failing, a connection closed
+    halfway through the body, the store busy): each is made again, and the outputs are the clean
+    run's. The SDK's own retries are off: s3fs's take the last two, the batch's the first."""
+    bucket = _bucket(s3)
+    files = _exports(copies=1)
+    _upload(s3, f"{bucket}/in", files)
+    plan = {1: "500", 2: "close", 3: "503"}
+    with FaultyProxy(endpoint, lambda n, tries: plan.get(tries, "pass")) as proxy:
+        proc = _run(f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", scheduler,
+                    "-q", *_via(proxy.url), '--storage-option=config_kwargs={"retries": {"max_attempts": 0}}')
+    assert proc.returncode == 0, proc.stderr
+    assert proxy.faults == {"500": len(files), "close": len(files), "503": len(files)}
+    assert proxy.puts == 4 * len(files)  # three failed, then put
+    assert _outputs(s3, f"{bucket}/out") == _local_batch(tmp_path, files)
+    assert set(_manifest(s3, f"{bucket}/out/manifest.jsonl", tmp_path).values()) == {"ok"}
+
+
+def test_an_upload_refused_fails_at_once_and_the_rerun_completes(s3, endpoint, scheduler, tmp_path):
+    """Access denied is no transient failure: one attempt per file, a clear reason, no object;
+    the rerun (access given) converts every file to the clean run's bytes."""
+    bucket = _bucket(s3)
+    files = _exports(copies=1)
+    _upload(s3, f"{bucket}/in", files)
+    args = [f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", scheduler]
+    with FaultyProxy(endpoint, lambda n, tries: "403") as proxy:
+        proc = _run(*args, *_via(proxy.url))
+    assert proc.returncode == 1, proc.stderr
+    assert proxy.puts == len(files)  # never made again
+    assert re.search(rf"output not writable\s+{len(files)}\s", proc.stdout), proc.stdout
+    assert _outputs(s3, f"{bucket}/out") == {}
+    records = read_manifest_at(s3, f"{bucket}/out/manifest.jsonl", tmp_path)
+    assert {r.status for r in records} == {"unwritable"}
+    assert all("access denied" in (r.error or "") and "nothing was written" in (r.error or "") for r in records)
+    again = _run(*args, "-q", *_flags(endpoint))
+    assert again.returncode == 0, again.stderr
+    assert _outputs(s3, f"{bucket}/out") == _local_batch(tmp_path, files)
+
+
+def test_a_worker_killed_mid_upload_leaves_no_object_and_the_batch_completes(s3, endpoint, services, tmp_path):
+    import psutil
+
+    address, workers = services.scheduler(workers=2)
+    bucket = _bucket(s3)
+    files = _exports(copies=2)
+    _upload(s3, f"{bucket}/in", files)
+    with FaultyProxy(endpoint, lambda n, tries: "hold" if n == 3 else "pass") as proxy:
+        proc = subprocess.Popen([*CLI, f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif",
+                                 "--scheduler", address, "-q", *_via(proxy.url)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proxy.held.wait(60), "no upload was held"
+        uploading = [w for w in workers if any(c.laddr and c.laddr.port == proxy.held_port
+                                               for c in psutil.Process(w.pid).net_connections("tcp"))]
+        assert len(uploading) == 1, "the held upload is no worker's"
+        os.kill(uploading[0].pid, signal.SIGKILL)  # half its body sent
+        uploading[0].wait(timeout=30)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert _outputs(s3, f"{bucket}/out") == _local_batch(tmp_path, files)

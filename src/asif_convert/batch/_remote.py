@@ -20,6 +20,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import random
 import secrets
 import shutil
 import socket
@@ -50,6 +51,8 @@ LOCK_NAME = ".asif-convert.lock"
 HEARTBEAT_SECONDS = 30.0  # how often a run renews its lock object
 STALE_SECONDS = 300.0  # a lock not renewed for this long belongs to a run that is gone
 FLUSH_SECONDS = 5.0  # how often new manifest lines are sent
+WRITE_ATTEMPTS = 5  # uploads of an output, when the failures are transient (beyond the SDK's own retries)
+BACKOFF_SECONDS = 0.25  # the pause after the first failed upload; it doubles after each
 
 
 def filesystem(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
@@ -226,13 +229,40 @@ def _key(outdir: str, rel: str) -> str:
 
 
 def write(outdir: str, rel: str, data: bytes, storage_options: dict[str, Any]) -> None:
-    """Put OUTDIR/rel as one upload of the finished bytes."""
+    """Put OUTDIR/rel as one upload of the finished bytes. An upload that fails for a reason that
+    passes (the store busy or failing, a connection closed or timed out) is made again after a
+    pause that doubles, WRITE_ATTEMPTS times in all; any other failure is final at once. A failed
+    upload leaves no object: the store publishes one only when it has all of its bytes."""
     fs, base = filesystem(outdir, storage_options)
     url = _key(canonical(outdir), rel)
-    try:
-        fs.pipe_file(_key(base, rel), data)
-    except Exception as exc:
-        raise OutputError(f"cannot write {display_name(url)}: {_reason(exc)} (nothing was written)") from None
+    key = _key(base, rel)
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            fs.pipe_file(key, data)
+            return
+        except Exception as exc:
+            if attempt == WRITE_ATTEMPTS or not _transient(exc):
+                tried = f" ({attempt} attempts)" if attempt > 1 else ""
+                raise OutputError(f"cannot write {display_name(url)}: {_reason(exc)}{tried} (nothing was "
+                                  "written)") from None
+        time.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))  # jittered: workers spread out
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a failed request may succeed if made again: not when the store refuses it (no
+    bucket, access denied, a bad request: an HTTP status below 500 but 408 and 429), nor for a
+    file system's own refusal; yes for a server error, throttling, or a connection lost."""
+    if isinstance(exc, FileNotFoundError | PermissionError | FileExistsError | IsADirectoryError
+                  | NotADirectoryError | ValueError | TypeError | NotImplementedError):
+        return False
+    seen: BaseException | None = exc
+    while seen is not None:
+        response = getattr(seen, "response", None)
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode") if isinstance(response, dict) else None
+        if isinstance(status, int):
+            return status >= 500 or status in (408, 429)
+        seen = seen.__cause__ or seen.__context__
+    return True
 
 
 def size(outdir: str, rel: str, storage_options: dict[str, Any]) -> int | None:
