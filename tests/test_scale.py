@@ -4,15 +4,20 @@ server, a Dask scheduler and workers as processes), started here and stopped by 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
 
-from asif_convert.batch import FileResult, migrate, read_manifest
+import pytest
+
+from asif_convert.batch import FileResult, UsageError, migrate, read_manifest
+from asif_convert.batch._remote import OutdirLock
 
 from . import cluster_probe, test_remote
 from .s3_faults import FaultyProxy
@@ -185,3 +190,71 @@ def test_a_worker_killed_mid_upload_leaves_no_object_and_the_batch_completes(s3,
         _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert _outputs(s3, f"{bucket}/out") == _local_batch(tmp_path, files)
+
+
+def _lock(endpoint: str, outdir: str, stale_seconds: float = 300) -> OutdirLock:
+    return OutdirLock(outdir, {"endpoint_url": endpoint, "key": "testing", "secret": "testing"},
+                      stale_seconds=stale_seconds)
+
+
+def _race(locks: list[OutdirLock]) -> list[OutdirLock]:
+    """Every lock tries to take OUTDIR at the same moment; those that got it."""
+    barrier = threading.Barrier(len(locks))
+    won: list[OutdirLock] = []
+
+    def take(lock: OutdirLock) -> None:
+        barrier.wait()
+        try:
+            lock.__enter__()
+        except UsageError:
+            return
+        won.append(lock)
+
+    threads = [threading.Thread(target=take, args=(lock,)) for lock in locks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return won
+
+
+def _holder_token(s3: object, outdir: str) -> str:
+    s3.invalidate_cache()  # type: ignore[attr-defined]
+    return str(json.loads(s3.cat_file(f"{outdir}/.asif-convert.lock"))["token"])  # type: ignore[attr-defined]
+
+
+def test_clients_racing_for_one_outdir_one_wins(s3, endpoint):
+    bucket = _bucket(s3)
+    won = _race([_lock(endpoint, f"s3://{bucket}/out") for _ in range(6)])
+    assert len(won) == 1 and _holder_token(s3, f"{bucket}/out") == won[0].token
+    won[0].__exit__(None, None, None)
+    assert not s3.exists(f"{bucket}/out/.asif-convert.lock")
+
+
+def test_a_stale_lock_is_taken_over_by_one_of_the_racing_clients(s3, endpoint):
+    bucket = _bucket(s3)
+    outdir = f"s3://{bucket}/out"
+    test_remote._plant_lock(s3, f"{bucket}/out", time.time())  # another machine's run, then gone
+    with pytest.raises(UsageError, match="is in use by another asif-convert batch"):
+        _lock(endpoint, outdir, stale_seconds=2).__enter__()
+    time.sleep(3.5)  # by the store's clock, not renewed for longer than 2 s
+    won = _race([_lock(endpoint, outdir, stale_seconds=2) for _ in range(6)])
+    assert len(won) == 1 and _holder_token(s3, f"{bucket}/out") == won[0].token
+    won[0].__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("skew", [3600, -3600])
+def test_a_client_whose_clock_is_off_judges_a_lock_by_the_stores(skew, s3, endpoint, monkeypatch):
+    """An hour ahead, a live lock's heartbeat looks an hour old; an hour behind, a dead one's
+    looks fresh for an hour: the store's clock says how old the lock is."""
+    bucket = _bucket(s3)
+    outdir = f"s3://{bucket}/out"
+    test_remote._plant_lock(s3, f"{bucket}/out", time.time())  # written now, by a run on another machine
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    with pytest.raises(UsageError, match="renewed [0-9] s ago"):  # live: refused, whatever this clock says
+        _lock(endpoint, outdir, stale_seconds=2).__enter__()
+    time.sleep(3.5)  # now stale, whatever this clock says
+    lock = _lock(endpoint, outdir, stale_seconds=2).__enter__()
+    assert _holder_token(s3, f"{bucket}/out") == lock.token
+    lock.__exit__(None, None, None)

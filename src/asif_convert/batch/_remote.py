@@ -29,8 +29,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 import fsspec
 
@@ -297,23 +298,55 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class _Held(NamedTuple):
+    """A lock object as read: what it says, its ETag, and when the store last wrote it (the
+    store's clock, epoch seconds; None where the store does not say)."""
+
+    body: dict[str, Any]
+    etag: str | None
+    modified: float | None
+
+
+def _modified(info: dict[str, Any]) -> float | None:
+    """When the store last wrote an object, by the store's clock (s3fs, adlfs, gcsfs name it so)."""
+    for name in ("LastModified", "last_modified", "updated"):
+        value = info.get(name)
+        if isinstance(value, datetime):
+            return value.timestamp()
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                continue
+    return None
+
+
 class OutdirLock:
     """The lock object ``OUTDIR/.asif-convert.lock``: ``{"pid", "machine", "token", "heartbeat"}``.
 
     Made with a conditional create (S3: ``If-None-Match: *``; a file system without one checks
     first, which leaves a short race between two runs starting at the same moment). The holder
-    rewrites its heartbeat every HEARTBEAT_SECONDS. A lock is stale, and taken over, when its
-    heartbeat is older than STALE_SECONDS (clocks must agree to within that), or when it was made
-    on this machine by a process that is gone; ``break_lock`` takes it whatever it says.
+    rewrites it every HEARTBEAT_SECONDS. A lock is stale, and taken over, when it has not been
+    rewritten for ``stale_seconds``, or when it was made on this machine by a process that is
+    gone; ``break_lock`` takes it whatever it says. The age is the store's: the object's
+    modification time against that of a probe object written now, so a client whose clock is
+    off neither takes a live lock nor waits on a dead one (a store that keeps no modification
+    time falls back to the heartbeat inside, by this machine's clock). On S3 a stale lock is
+    replaced only if it is still the object judged (``If-Match`` on its ETag), and so is a
+    heartbeat: of two runs taking over at once, one wins.
     """
 
-    def __init__(self, outdir: str, storage_options: dict[str, Any], *, break_lock: bool = False) -> None:
+    def __init__(self, outdir: str, storage_options: dict[str, Any], *, break_lock: bool = False,
+                 stale_seconds: float = STALE_SECONDS) -> None:
         self.fs, base = filesystem(outdir, storage_options)
         self.key = base.rstrip("/") + "/" + LOCK_NAME
         self.url = canonical(outdir).rstrip("/") + "/" + LOCK_NAME
         self.outdir = canonical(outdir)
         self.token = secrets.token_hex(8)
         self.break_lock = break_lock
+        self.stale_seconds = stale_seconds
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple | list) else (self.fs.protocol,)
+        self.conditional = any(p in ("s3", "s3a") for p in protocols)  # If-Match on a PUT: S3's
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -329,33 +362,82 @@ class OutdirLock:
                 raise FileExistsError(self.key) from None
             self.fs.pipe_file(self.key, self._body())
 
-    def _holder(self) -> dict[str, Any] | None:
+    def _read(self) -> _Held | None:
+        self.fs.invalidate_cache(self.key)
         try:
+            info = self.fs.info(self.key)
             raw = self.fs.cat_file(self.key)
         except FileNotFoundError:
             return None
         try:
-            held = json.loads(raw)
+            body = json.loads(raw)
         except ValueError:
-            held = None
-        return held if isinstance(held, dict) else {}
+            body = None
+        return _Held(body if isinstance(body, dict) else {}, info.get("ETag"), _modified(info))
+
+    def _replace(self, held: _Held) -> None:
+        """Write our lock over ``held``, on S3 only if it is still that object (else OSError)."""
+        if self.conditional and held.etag:
+            self.fs.pipe_file(self.key, self._body(), IfMatch=held.etag)
+        else:
+            self.fs.pipe_file(self.key, self._body())
+
+    def _age(self, held: _Held) -> float | None:
+        """How long ago the lock was last written: by the store's clock where it keeps one."""
+        if held.modified is not None:
+            probe = f"{self.key}.clock-{self.token}"
+            try:
+                self.fs.pipe_file(probe, b"")
+                now = _modified(self.fs.info(probe))
+                self.fs.rm_file(probe)
+            except Exception:  # no probe: this machine's clock
+                now = None
+            if now is not None:
+                return now - held.modified
+        beat = held.body.get("heartbeat")
+        return time.time() - beat if isinstance(beat, int | float) else None
+
+    def _stale(self, held: _Held, age: float | None) -> bool:
+        if not isinstance(held.body.get("heartbeat"), int | float):  # not asif-convert's: never taken silently
+            return False
+        if age is not None and age > self.stale_seconds:
+            return True
+        pid = held.body.get("pid")
+        return (held.body.get("machine") == _machine() and isinstance(pid, int) and pid != os.getpid()
+                and not _alive(pid))
+
+    def _take_over(self, held: _Held) -> bool:
+        """Replace a stale lock with ours; False when another run acted on it first."""
+        if self.conditional and held.etag:
+            try:
+                self._replace(held)
+                return True
+            except OSError:  # it changed since it was judged (PreconditionFailed), or is gone
+                return False
+        _remove(self.fs, self.key)
+        try:
+            self._create()
+        except FileExistsError:
+            return False
+        return True
 
     def __enter__(self) -> OutdirLock:
         with _refusing(self.outdir, usage=True):
-            for _ in range(3):
+            for _ in range(5):
                 try:
                     self._create()
                     break
                 except FileExistsError:
-                    self.fs.invalidate_cache(self.key)
-                    held = self._holder()
-                    if held is None:  # released meanwhile
-                        continue
-                    if self.break_lock or _stale(held):
-                        self.break_lock = False  # break it once, not a lock a new run takes meanwhile
-                        self.fs.rm_file(self.key)
-                        continue
-                    raise UsageError(_busy(self.outdir, held)) from None
+                    held = self._read()
+                if held is None:  # released meanwhile
+                    continue
+                age = self._age(held)
+                if self.break_lock or self._stale(held, age):
+                    self.break_lock = False  # break it once, not a lock a new run takes meanwhile
+                    if self._take_over(held):
+                        break
+                    continue
+                raise UsageError(_busy(self.outdir, held, age, self.stale_seconds))
             else:
                 raise UsageError(f"{self.outdir} is in use by another asif-convert batch (its lock changes hands "
                                  "as this run starts); wait for it to finish or choose another OUTDIR")
@@ -366,11 +448,11 @@ class OutdirLock:
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
             try:
-                held = self._holder()
-                if not held or held.get("token") != self.token:
+                held = self._read()
+                if held is None or held.body.get("token") != self.token:
                     return  # broken by another run: nothing of ours to renew
-                self.fs.pipe_file(self.key, self._body())
-            except Exception:  # a missed beat; the next one tries again
+                self._replace(held)
+            except Exception:  # a missed beat (or taken over meanwhile: the next read says so)
                 continue
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -378,31 +460,21 @@ class OutdirLock:
         if self._thread is not None:
             self._thread.join(timeout=5)
         try:
-            held = self._holder()
-            if held and held.get("token") == self.token:
+            held = self._read()
+            if held and held.body.get("token") == self.token:
                 self.fs.rm_file(self.key)
         except Exception:  # the store is unreachable now: the lock goes stale by itself
             pass
 
 
-def _stale(held: dict[str, Any]) -> bool:
-    beat = held.get("heartbeat")
-    if not isinstance(beat, int | float):  # a lock asif-convert did not write is never taken silently
-        return False
-    if time.time() - beat > STALE_SECONDS:
-        return True
-    pid = held.get("pid")
-    return held.get("machine") == _machine() and isinstance(pid, int) and pid != os.getpid() and not _alive(pid)
-
-
-def _busy(outdir: str, held: dict[str, Any]) -> str:
-    if "heartbeat" not in held:
+def _busy(outdir: str, held: _Held, age: float | None, stale_seconds: float) -> str:
+    if "heartbeat" not in held.body:
         return (f"{outdir} has a lock object {LOCK_NAME} that asif-convert did not write; remove it, or rerun "
                 "with --break-lock")
-    age = time.time() - float(held["heartbeat"])
-    return (f"{outdir} is in use by another asif-convert batch (pid {held.get('pid')}, its lock renewed "
-            f"{max(age, 0):.0f} s ago); wait for it to finish, choose another OUTDIR, or if that run is gone, rerun "
-            f"with --break-lock (a lock not renewed for {STALE_SECONDS:.0f} s is taken over)")
+    renewed = f", its lock renewed {max(age, 0):.0f} s ago" if age is not None else ""
+    return (f"{outdir} is in use by another asif-convert batch (pid {held.body.get('pid')}{renewed}); wait for it "
+            f"to finish, choose another OUTDIR, or if that run is gone, rerun with --break-lock (a lock not renewed "
+            f"for {stale_seconds:.0f} s is taken over)")
 
 
 # -- the manifest ----------------------------------------------------------------------------------
