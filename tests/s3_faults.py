@@ -32,6 +32,7 @@ class FaultyProxy:
         self.lock = threading.Lock()
         self.puts = 0  # uploads of outputs seen
         self.per_key: dict[str, int] = {}
+        self.log: list[tuple[str, str]] = []  # ("list", prefix) and ("put", key), as they came
         self.faults: dict[str, int] = {}
         self.held = threading.Event()  # set while a PUT is held: its client's port is ``held_port``
         self.held_port = 0
@@ -53,10 +54,14 @@ class FaultyProxy:
         self.thread.join(timeout=10)
 
     def decide(self, method: str, path: str) -> str:
-        key = path.split("?", 1)[0]
+        key, _, query = path.partition("?")
+        if method == "GET" and "list-type=2" in query:
+            with self.lock:
+                self.log.append(("list", path))
         if method != "PUT" or not key.endswith(".asif.json"):
             return "pass"
         with self.lock:
+            self.log.append(("put", key))
             self.puts += 1
             self.per_key[key] = self.per_key.get(key, 0) + 1
             what = self.plan(self.puts, self.per_key[key])

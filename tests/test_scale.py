@@ -20,6 +20,7 @@ from asif_convert.batch import FileResult, UsageError, migrate, read_manifest
 from asif_convert.batch._remote import OutdirLock
 
 from . import cluster_probe, test_remote
+from .conftest import CONTINUITY_FILES
 from .s3_faults import FaultyProxy
 from .test_remote import (
     CLI,
@@ -258,3 +259,27 @@ def test_a_client_whose_clock_is_off_judges_a_lock_by_the_stores(skew, s3, endpo
     lock = _lock(endpoint, outdir, stale_seconds=2).__enter__()
     assert _holder_token(s3, f"{bucket}/out") == lock.token
     lock.__exit__(None, None, None)
+
+
+def test_a_listing_streams_the_first_files_convert_before_its_last_page(s3, endpoint, scheduler, tmp_path):
+    """2,110 keys, three pages of a listing: files of the first page are converted (their
+    outputs put) before the last page is asked for, and the counts are exact."""
+    bucket = _bucket(s3)
+    exports = CONTINUITY_FILES[:5]
+    objects = {f"{bucket}/in/a/{i}-{p.name}": p.read_bytes() for i, p in enumerate(exports)}
+    objects.update({f"{bucket}/in/b/{i:05d}.txt": b"not an export" for i in range(2100)})  # not *.json
+    objects.update({f"{bucket}/in/c/{i}-{p.name}": p.read_bytes() for i, p in enumerate(exports)})
+    s3.pipe(objects)
+    with FaultyProxy(endpoint, lambda n, tries: "pass") as proxy:
+        proc = _run(f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", scheduler,
+                    *_via(proxy.url))
+    assert proc.returncode == 0, proc.stderr
+    assert "batch: listing the sources on 2 workers; files convert as they are found" in proc.stderr
+    assert re.search(r"converted\s+10\s", proc.stdout), proc.stdout
+    pages = [i for i, (what, path) in enumerate(proxy.log)
+             if what == "list" and "prefix=in%2F&" in path and "max-keys=1&" not in path]  # the listing's pages
+    puts = [i for i, (what, _) in enumerate(proxy.log) if what == "put"]
+    assert len(pages) == 3 and len(puts) == 10, [p for w, p in proxy.log if w == "list"]
+    assert puts[0] < pages[-1]  # a file converted while the listing went on
+    assert set(_manifest(s3, f"{bucket}/out/manifest.jsonl", tmp_path).values()) == {"ok"}
+    assert len(_outputs(s3, f"{bucket}/out")) == 10

@@ -123,6 +123,11 @@ class TerminalProgress:
         assert self.task is not None, "advance() before start()"
         self.bar.update(self.task, advance=rec.input_bytes or 0, files=self.files, failed=self.failed)
 
+    def found(self, total_files: int, total_bytes: int) -> None:
+        """The totals so far of a listing that streams (object storage)."""
+        if self.task is not None:
+            self.bar.update(self.task, total=max(total_bytes, 1), total_files=total_files)
+
     def stop(self) -> None:
         self.bar.stop()
 
@@ -134,6 +139,7 @@ class PlainProgress:
         self.interval = interval
         self.total_files = self.total_bytes = 0
         self.files = self.bytes = self.failed = 0
+        self.listing = False
         self.t0 = self.last = time.monotonic()
 
     def _say(self, line: str) -> None:
@@ -143,7 +149,15 @@ class PlainProgress:
         self.total_files, self.total_bytes = total_files, total_bytes
         self.t0 = self.last = time.monotonic()
         on = f" on {workers} workers" if workers else ""
-        self._say(f"batch: {total_files} files, {_mb(total_bytes)}{on}")
+        if self.listing:  # object storage: counted as the listing goes, which the files converting do not wait for
+            self._say(f"batch: listing the sources{on}; files convert as they are found")
+        else:
+            self._say(f"batch: {total_files} files, {_mb(total_bytes)}{on}")
+
+    def found(self, total_files: int, total_bytes: int) -> None:
+        """The totals so far of a listing that streams (object storage); called first before start."""
+        self.listing = True
+        self.total_files, self.total_bytes = total_files, total_bytes
 
     def advance(self, rec: core.FileResult) -> None:
         self.files += 1

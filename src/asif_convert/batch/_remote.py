@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import Any, NamedTuple
 
 import fsspec
+from fsspec.asyn import sync
 
 from asif_convert._errors import InvalidInput, OutputError, Problem, display_name
 from asif_convert._limits import Limits, check_size
@@ -170,7 +171,7 @@ def discover(url: str, *, pattern: str, exclude: list[str],
 def _walk(fs: Any, protocol: str, top: str, rel0: tuple[str, ...], pattern: str,
           excluded: list[str]) -> Iterator[Found | Refused]:
     top = top.rstrip("/")
-    for key, info in sorted(fs.find(top, detail=True).items()):
+    for key, size in _listing(fs, top):
         url = f"{protocol}://{key}"
         if _excluded(url, excluded) or not key.startswith(top + "/"):
             continue
@@ -181,7 +182,33 @@ def _walk(fs: Any, protocol: str, top: str, rel0: tuple[str, ...], pattern: str,
             continue
         if any(p.startswith(".") for p in parts) or not fnmatch.fnmatchcase(parts[-1], pattern):
             continue
-        yield Found(url, rel, int(info.get("size") or 0), False)
+        yield Found(url, rel, size, False)
+
+
+def _listing(fs: Any, top: str) -> Iterator[tuple[str, int]]:
+    """Every object under the prefix ``top``, sorted, as (key, size). On S3 a page at a time
+    (1,000 keys), fetched as the batch asks for more, so the first files convert while the
+    listing goes on and memory holds one page whatever the prefix holds; another file system's
+    listing comes whole from ``find``."""
+    if not _is_s3(fs):
+        for key, info in sorted(fs.find(top, detail=True).items()):
+            yield key, int(info.get("size") or 0)
+        return
+    bucket, prefix, _ = fs.split_path(top)
+    ask: dict[str, Any] = {"Bucket": bucket, "Prefix": f"{prefix}/" if prefix else "", **getattr(fs, "req_kw", {})}
+    while True:  # S3 lists keys in their UTF-8 order: Python's order of the names
+        page = sync(fs.loop, fs._call_s3, "list_objects_v2", **ask)
+        for obj in page.get("Contents", ()):
+            if not obj["Key"].endswith("/"):  # a folder's marker object is no file
+                yield f"{bucket}/{obj['Key']}", int(obj.get("Size") or 0)
+        if not page.get("IsTruncated"):
+            return
+        ask["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def _is_s3(fs: Any) -> bool:
+    protocols = fs.protocol if isinstance(fs.protocol, tuple | list) else (fs.protocol,)
+    return any(p in ("s3", "s3a") for p in protocols) and hasattr(fs, "_call_s3")
 
 
 def _glob(fs: Any, protocol: str, path: str, pattern: str, excluded: list[str]) -> Iterator[Found | Refused]:
@@ -345,8 +372,7 @@ class OutdirLock:
         self.token = secrets.token_hex(8)
         self.break_lock = break_lock
         self.stale_seconds = stale_seconds
-        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple | list) else (self.fs.protocol,)
-        self.conditional = any(p in ("s3", "s3a") for p in protocols)  # If-Match on a PUT: S3's
+        self.conditional = _is_s3(self.fs)  # If-Match on a PUT: S3's
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

@@ -308,7 +308,8 @@ class _Run:
         self.summary = summary
         self.results: list[FileResult] = []
         self.book: Manifest | None = None
-        self.seen: dict[str, str] = {}  # output key -> input, to refuse a second input for one output
+        self.seen: set[int] = set()  # the outputs' digests, to refuse a second input for one output
+        self.streaming = False  # whether discovery is one pass, the totals growing as it goes
         # each task in flight: its files, the executor it ran on, and whether it is a retry
         self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor, bool]] = {}
         self.suspects: deque[Task] = deque()  # files of tasks a dying worker took down, to retry alone
@@ -317,19 +318,22 @@ class _Run:
 
     def execute(self, book: Manifest | None, pool: _Pool, max_in_flight: int | None, chunk_size: int | None) -> None:
         self.book = book
-        total_files = total_bytes = 0
-        for item in self._discover():
-            total_files += 1
-            total_bytes += item.size if isinstance(item, Found) else 0
-        self.summary.total_files, self.summary.total_bytes = total_files, total_bytes
+        # A listing of object storage streams: its pages feed the tasks as they come (the first
+        # files convert while it goes on, and a million keys are never held at once), and the
+        # totals grow as it goes. A local walk is counted first, for the progress display's ETA.
+        self.streaming = any(storage.is_url(s) for s in self.srcs)
+        if not self.streaming:
+            for item in self._discover():
+                self.summary.total_files += 1
+                self.summary.total_bytes += item.size if isinstance(item, Found) else 0
         self.summary.started = time.perf_counter()
         self.last_result = time.monotonic()
         window = max_in_flight or 2 * pool.parallelism
-        # small tasks amortize per-task overhead; enough of them keep all workers busy
-        size = chunk_size or max(1, min(32, total_files // (pool.parallelism * 16)))
         if self.progress is not None:
-            self.progress.start(total_files, total_bytes, pool.shown_workers)
-        work = self._chunks(size)
+            if self.streaming:
+                self._found(None)  # before start: the display knows the totals will grow
+            self.progress.start(self.summary.total_files, self.summary.total_bytes, pool.shown_workers)
+        work = self._chunks(chunk_size, pool.parallelism)
         try:
             self._fill(pool, work, window)
             while self.pending:
@@ -442,13 +446,18 @@ class _Run:
 
     def _discover(self) -> Iterator[Found | Refused]:
         """The files of the run, each once: a file reached twice at the same relative path (a
-        source named twice, a folder and a file in it) is one input. Both passes use this."""
+        source named twice, a folder and a file in it) is one input. Both passes use this. (One
+        URL's listing names each key once: nothing to remember then.)"""
+        once = len(self.srcs) == 1 and storage.is_url(self.srcs[0])
         seen: set[tuple[str, tuple[str, ...] | None]] = set()
         for item in storage.find_inputs(self.srcs, pattern=self.pattern, exclude=self.exclude,
                                         storage_options=self.spec.storage_options):
             named = isinstance(item, Found) and not item.confined  # taken as given
             if self.skipper is not None and item.rel and not named \
                     and self.skipper.skipped(item.path, len(item.rel) - 1):
+                continue
+            if once:
+                yield item
                 continue
             key = ((item.real if isinstance(item, Found) and item.real else storage.identity(item.path)), item.rel)
             if key not in seen:
@@ -457,6 +466,8 @@ class _Run:
 
     def _tasks(self) -> Iterator[Task]:
         for item in self._discover():
+            if self.streaming:
+                self._found(item)
             try:
                 rel = output_path(item.rel, self.spec.to, self.spec.package) if item.rel else None
             except ValueError as exc:
@@ -466,23 +477,41 @@ class _Run:
                 self._record(_refused(self.spec, item.path, rel, item.reason))
             elif rel is None:
                 self._record(_refused(self.spec, item.path, None, "no output name"))
-            elif rel in self.seen:
-                why = f"its output {rel} is already the output of {self.seen[rel]}"
+            elif _digest(rel) in self.seen:
+                why = f"its output {rel} is already the output of an input found before it"
                 self._record(_refused(self.spec, item.path, None, why))
             else:
-                self.seen[rel] = item.path
+                self.seen.add(_digest(rel))
                 expect = None if self.force or self.book is None else self.book.previous(rel, self.spec.settings)
                 yield Task(item.path, rel, item.confined, expect)
 
-    def _chunks(self, size: int) -> Generator[list[Task], None, None]:
+    def _found(self, item: Found | Refused | None) -> None:
+        """One more file listed (streaming): the totals, and the progress display's, grow."""
+        if item is not None:
+            self.summary.total_files += 1
+            self.summary.total_bytes += item.size if isinstance(item, Found) else 0
+        found = getattr(self.progress, "found", None)  # (a caller's display may not follow the listing)
+        if found is not None:
+            found(self.summary.total_files, self.summary.total_bytes)
+
+    def _chunks(self, chunk_size: int | None, parallelism: int) -> Generator[list[Task], None, None]:
+        """The tasks, ``chunk_size`` files each; by default as many as amortize a task's overhead
+        while enough tasks keep every worker busy, from what is known of the total (it grows
+        while a listing streams, and the tasks with it, up to 32 files)."""
         chunk: list[Task] = []
         for task in self._tasks():
             chunk.append(task)
-            if len(chunk) >= size:
+            if len(chunk) >= (chunk_size or max(1, min(32, self.summary.total_files // (parallelism * 16)))):
                 yield chunk
                 chunk = []
         if chunk:
             yield chunk
+
+
+def _digest(rel: str) -> int:
+    """An output's key, as the run remembers it to refuse a second input for it: 16 bytes, not
+    the name (a name can be hundreds), so that memory stays small whatever the archive's size."""
+    return int.from_bytes(hashlib.blake2b(rel.encode("utf-8", "surrogateescape"), digest_size=16).digest())
 
 
 def _noop() -> None:
