@@ -283,3 +283,19 @@ def test_a_listing_streams_the_first_files_convert_before_its_last_page(s3, endp
     assert puts[0] < pages[-1]  # a file converted while the listing went on
     assert set(_manifest(s3, f"{bucket}/out/manifest.jsonl", tmp_path).values()) == {"ok"}
     assert len(_outputs(s3, f"{bucket}/out")) == 10
+
+
+def test_credentials_are_split_from_the_options_at_any_depth_and_merged_back():
+    from asif_convert.batch import _credentials as credentials
+
+    options = {"endpoint_url": "http://h:1", "key": "K", "Secret": "S", "anon": False,
+               "client_kwargs": {"region_name": "r", "aws_session_token": "T"},
+               "config_kwargs": {"retries": {"max_attempts": 0}}}
+    shared, secret = credentials.split(options)
+    assert shared == {"endpoint_url": "http://h:1", "anon": False, "client_kwargs": {"region_name": "r"},
+                      "config_kwargs": {"retries": {"max_attempts": 0}}}
+    assert secret == {"key": "K", "Secret": "S", "client_kwargs": {"aws_session_token": "T"}}
+    assert credentials.merge(shared, secret) == options
+    with credentials.holding(secret):
+        assert credentials.held() == secret
+    assert credentials.held() == {}

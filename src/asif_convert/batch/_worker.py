@@ -56,7 +56,8 @@ class Spec:
     run: str
     package: bool = False  # write ASIF packages (.asif.zip)
     artifacts_each: str | None = None  # each export's artifacts folder, a template (see _artifact_folders)
-    storage_options: dict[str, Any] = field(default_factory=dict)  # for URLs: what fsspec's file systems take
+    # for URLs: what fsspec's file systems take, but the credentials (see _credentials: never in a task)
+    storage_options: dict[str, Any] = field(default_factory=dict)
 
     def options_for(self, path: str) -> Options:
         """The options of one file: with ``artifacts_each``, its own artifacts folder."""
