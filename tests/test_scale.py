@@ -305,3 +305,29 @@ def test_credentials_are_split_from_the_options_at_any_depth_and_merged_back():
     with credentials.holding(secret):
         assert credentials.held() == secret
     assert credentials.held() == {}
+
+
+def test_a_cluster_whose_workers_stop_progressing_stops_the_batch(s3, endpoint, services, tmp_path):
+    """The worker is there (the scheduler still lists it) but converts nothing: stopped, not
+    dead. The batch stops after --stall-timeout, exit 5, and the rerun completes."""
+    address, (worker,) = services.scheduler(workers=1)
+    bucket = _bucket(s3)
+    files = _exports(copies=6)
+    _upload(s3, f"{bucket}/in", files)
+    args = [f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", address, "-q",
+            *_flags(endpoint)]
+    proc = subprocess.Popen([*CLI, *args, "--stall-timeout", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        _wait_for_outputs(s3, f"{bucket}/out", proc, at_least=1)
+        os.kill(worker.pid, signal.SIGSTOP)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        os.kill(worker.pid, signal.SIGCONT)
+    assert proc.returncode == 5, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "has 1 worker but finished no file for 3 s" in lines[0], err
+    assert set(_manifest(s3, f"{bucket}/out/manifest.jsonl", tmp_path).values()) <= {"ok"}
+    again = _run(*args)
+    assert again.returncode == 0, again.stderr
+    assert _outputs(s3, f"{bucket}/out") == _local_batch(tmp_path, files)

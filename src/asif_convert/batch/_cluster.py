@@ -7,6 +7,7 @@ settings (storage options included), and each file's small result record back.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from concurrent.futures import Executor
@@ -78,9 +79,9 @@ class Cluster:
                               f"{self.no_worker_timeout:g} s; stopped (the manifest holds what was done: rerun "
                               "the same command when workers are back)")
         if workers and self.stall_timeout and idle >= self.stall_timeout:
-            raise ClusterLost(f"the Dask cluster at {self.address} has {workers} workers but finished no file "
-                              f"for {self.stall_timeout:g} s; stopped (the manifest holds what was done: rerun the "
-                              "same command)")
+            raise ClusterLost(f"the Dask cluster at {self.address} has {workers} worker{'s' if workers > 1 else ''} "
+                              f"but finished no file for {self.stall_timeout:g} s; stopped (the manifest holds what "
+                              "was done: rerun the same command)")
 
     def _workers(self) -> int:
         """How many workers the scheduler has now (none when it cannot be asked)."""
@@ -96,7 +97,11 @@ class Cluster:
         return self.client.get_executor()
 
     def close(self) -> None:
-        """Disconnect; the scheduler forgets (and cancels) whatever this client left running."""
+        """Disconnect; the scheduler forgets (and cancels) whatever this client left running. What
+        the connections left half done say as they close (tracebacks of closed streams, after a
+        lost cluster) is not for the user: the batch has said why it ended."""
+        for name in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
         try:
             self.client.close(timeout=10)
         except Exception:  # the scheduler went away meanwhile: nothing is left to cancel
