@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -335,7 +336,7 @@ def test_interrupted_run_resumes_to_a_clean_runs_bytes(tmp_path):
 
 
 def test_cli_ctrl_c_stops_cleanly_with_exit_130(tmp_path, monkeypatch):
-    monkeypatch.setattr(scheduler_module, "local_executor", lambda workers: StopAfter(3))
+    monkeypatch.setattr(scheduler_module, "local_executor", lambda workers, stop=None: StopAfter(3))
     src, out = tmp_path / "src", tmp_path / "out"
     make_tree(src)
     res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2")
@@ -343,6 +344,27 @@ def test_cli_ctrl_c_stops_cleanly_with_exit_130(tmp_path, monkeypatch):
     assert "Batch interrupted" in res.stdout and "run the same command again" in res.stdout
     assert "not reached" in res.stdout
     assert len(read_manifest(out / core.MANIFEST_NAME)) == 3  # one file per task for so few files
+
+
+class StopAtShutdown(ThreadPoolExecutor):
+    """Every file converted, then Ctrl-C as the pool shuts down: after the last file."""
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_an_interrupt_after_the_last_file_does_not_say_files_remain(tmp_path, monkeypatch, quiet):
+    monkeypatch.setattr(scheduler_module, "local_executor", lambda workers, stop=None: StopAtShutdown(2))
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2", *(["-q"] if quiet else []))
+    assert res.exit_code == 130
+    assert len(read_manifest(out / core.MANIFEST_NAME)) == len(files)
+    said = res.stderr if quiet else res.stdout
+    assert "interrupted after the last file: every file was reached, none remains to convert" in said
+    assert "run the same command again" not in said and "not reached" not in said
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX only")
@@ -688,6 +710,58 @@ def test_sigterm_stops_a_batch_like_ctrl_c(tmp_path):
     lines = read_manifest(out / core.MANIFEST_NAME)
     assert 10 <= len(lines) < len(files) and no_temp_files(out)
     assert migrate([src], out, to="asif", workers=0).summary.counts["unchanged"] == len(lines)
+
+
+def _signal_pending(pid: int) -> bool:
+    """Whether a signal sent to the process ``pid`` still waits for one of its threads to take it."""
+    status = (Path("/proc") / str(pid) / "status").read_text()
+    return any(int(line.split()[1], 16) for line in status.splitlines() if line.startswith(("ShdPnd:", "SigPnd:")))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_no_file_starts_after_the_signal_and_the_summary_counts_what_is_left(tmp_path, stop):
+    """A real Ctrl-C (to the process group, as a terminal sends it) or SIGTERM to a real batch on
+    its process pool, frozen at the signal so that what had finished can be counted: afterwards
+    each worker finishes at most the one file it had in progress, though tasks of several files
+    each were queued to the workers; exit 130; the summary counts what is left; a rerun ends
+    with the clean run's bytes."""
+    src = tmp_path / "src"
+    files = make_tree(src, copies=20)  # enough for tasks of several files each
+    clean = tmp_path / "clean"
+    assert migrate([src], clean, to="asif", workers=2).exit_code == 0
+    out = tmp_path / "out"
+    manifest = out / core.MANIFEST_NAME
+    cmd = [sys.executable, "-c", "from asif_convert._cli.app import run; run()", "batch", str(src), "-o", str(out),
+           "--to", "asif", "-j", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    _wait_for_lines(proc, manifest, 10)
+    workers = _children(proc.pid)
+    os.killpg(proc.pid, signal.SIGSTOP)  # the batch and its workers stand still
+    finished = len(list(out.rglob("*.asif.json")))  # outputs are put in place whole: finished files
+    if stop == "SIGINT":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signal.SIGCONT)  # the batch alone first: it takes the signal while its workers wait
+    while _signal_pending(proc.pid):
+        time.sleep(0.01)
+    time.sleep(0.2)  # (ordering only: the batch's handler runs as soon as its main thread is scheduled)
+    os.killpg(proc.pid, signal.SIGCONT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+
+    after = len(list(out.rglob("*.asif.json")))
+    assert len(workers) == 2 and after - finished <= len(workers), (finished, after)  # nothing new started
+    lines = read_manifest(manifest)
+    assert len(lines) == after and all(r.status == "ok" for r in lines) and no_temp_files(out)
+    text = stdout.decode()
+    left = len(files) - after
+    assert f"interrupted: {left} files not reached; run the same command again" in text
+    assert re.search(rf"not reached\s+{left}\b", text) and b"Traceback" not in stderr
+    rerun = migrate([src], out, to="asif", workers=2)
+    assert rerun.summary.counts["unchanged"] == after and rerun.summary.counts["ok"] == left
+    assert tree_bytes(out) == tree_bytes(clean)
 
 
 def test_a_second_run_into_a_busy_outdir_is_refused(tmp_path):

@@ -232,8 +232,8 @@ def print_summary(summary: core.Summary, manifest: Path | str | None, console: C
                           (core.UNWRITABLE, "output not writable")):
         if s.counts[status] or status == core.OK:
             counts.add_row(label, str(s.counts[status]))
-    if s.interrupted and s.total_files > s.done:
-        counts.add_row("not reached", str(s.total_files - s.done))
+    if s.interrupted and s.remaining:
+        counts.add_row("not reached", str(s.remaining))
     counts.add_row("files/s", f"{_rate(s.done, s.elapsed):.1f}")
     counts.add_row("input", f"{_mb(s.input_bytes)} ({_mb(_rate(s.input_bytes, s.elapsed))}/s)")
     counts.add_row("output", _mb(s.output_bytes))
@@ -276,7 +276,18 @@ def print_summary(summary: core.Summary, manifest: Path | str | None, console: C
     if manifest is not None:
         console.print(Text(f"manifest: {manifest}"), soft_wrap=True)
     if s.interrupted:
-        console.print("interrupted: run the same command again to convert the remaining files")
+        console.print(interrupted_line(s))
+
+
+def interrupted_line(summary: core.Summary) -> str:
+    """What an interrupted run left, truly: a signal that came after the last file leaves none."""
+    left = summary.remaining
+    if left is None:
+        return "interrupted while counting the files: run the same command again to convert them"
+    if not left:
+        return "interrupted after the last file: every file was reached, none remains to convert"
+    return f"interrupted: {left} file{'s' if left > 1 else ''} not reached; run the same command again to " \
+           "convert the remaining files"
 
 
 # The options of batch alone (the rest are shared with the single-file commands).
@@ -429,7 +440,7 @@ def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: P
     except KeyboardInterrupt:
         summary.interrupted = True
         if quiet:
-            typer.echo("interrupted: run the same command again to convert the remaining files", err=True)
+            typer.echo(interrupted_line(summary), err=True)
         else:
             print_summary(summary, manifest, Console(), losses=losses)
         raise typer.Exit(EXIT_INTERRUPTED) from None

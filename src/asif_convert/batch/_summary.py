@@ -27,6 +27,7 @@ class Summary:
     failures: list[FileResult] = field(default_factory=list)  # the first ``top * 5`` failures
     total_files: int = 0
     total_bytes: int = 0
+    counted: bool = False  # whether total_files is known (a run stopped while counting does not know)
     started: float = field(default_factory=time.perf_counter)
     elapsed: float = 0.0
     interrupted: bool = False
@@ -50,6 +51,11 @@ class Summary:
     @property
     def done(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def remaining(self) -> int | None:
+        """The files not reached (None while they are not counted)."""
+        return max(0, self.total_files - self.done) if self.counted else None
 
     @property
     def failed(self) -> int:
