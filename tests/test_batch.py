@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -126,6 +127,106 @@ def test_quiet_prints_nothing(tmp_path):
     res = invoke("batch", CONTINUITY_FILES[0], "-o", out, "--to", "asif", "--quiet", "-j", "0")
     assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""
     assert (out / f"{CONTINUITY_FILES[0].stem}.asif.json").exists()
+
+
+def test_no_resume_redoes_every_file_and_force_is_its_old_name(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    assert invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "-q").exit_code == 0
+    again = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "-q", "--report", tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_bytes())["counts"]["unchanged"] == len(files)
+    for flag, note in (("--no-resume", False), ("--force", True)):
+        res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "-q", flag, "--report", tmp_path / "r.json")
+        assert res.exit_code == 0, res.output
+        assert json.loads((tmp_path / "r.json").read_bytes())["counts"]["ok"] == len(files)
+        assert ("batch --force is now --no-resume" in res.stderr) is note
+    assert again.exit_code == 0
+    assert "--no-resume" in invoke("batch", "--help").stdout and "--force" not in invoke("batch", "--help").stdout
+
+
+def test_batch_report_is_a_json_of_the_run(tmp_path):
+    src, out, report = tmp_path / "src", tmp_path / "out", tmp_path / "run.json"
+    files = make_tree(src, broken=True)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report", report)
+    assert res.exit_code == 1
+    run = json.loads(report.read_bytes())
+    assert run["files"] == len(files) + len(BROKEN) and run["exit_code"] == 1 and run["interrupted"] is False
+    assert run["counts"]["ok"] == len(files) and run["counts"]["invalid"] == run["failed"] == len(BROKEN)
+    assert {Path(f["input"]).name for f in run["failures"]} == {Path(rel).name for rel in BROKEN}
+    lines = read_manifest(out / core.MANIFEST_NAME)
+    assert run["loss_counts"] == dict(sum((Counter(r.losses) for r in lines), Counter()))
+    assert run["manifest"] == str(out / core.MANIFEST_NAME) and run["not_reached"] == 0
+    assert "Batch summary" in res.stdout
+    on_stdout = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report", "-")
+    assert json.loads(on_stdout.stdout)["counts"]["unchanged"] == len(files)  # the summary went to stderr
+    assert "Batch summary" in on_stdout.stderr
+
+
+@pytest.mark.parametrize("sources", [["empty"], ["empty", "docs"]])  # (a glob matching nothing: an error of its own)
+def test_a_batch_that_matched_nothing_says_so_and_exits_1(tmp_path, monkeypatch, sources):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("not an export\n")
+    res = invoke("batch", *sources, "-o", "out", "--to", "asif", "-j", "0", "-q")
+    assert res.exit_code == 1, res.output
+    assert res.stderr == f"error: no file matched {', '.join(sources)} (in folders: files named *.json, see " \
+                         "--pattern); nothing to do\n"
+
+
+def test_the_failure_table_keeps_whole_names_when_not_on_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    deep = tmp_path / "src" / ("a-folder-with-a-name-long-enough-to-matter-" * 3) / "and-deeper-still"
+    deep.mkdir(parents=True)
+    bad = deep / "an-export-whose-name-is-long-as-well.json"
+    bad.write_text('{"format": "agent-continuity-export", "session": 7}')
+    shutil.copy(CONTINUITY_FILES[0], deep / "a-good-export-with-a-long-name-too.json")
+    res = invoke("batch", tmp_path / "src", "-o", tmp_path / "out", "--to", "asif", "-j", "0")
+    assert res.exit_code == 1
+    assert len(str(bad)) > 160 and "…" not in res.stdout
+    failure = next(ln for ln in res.stdout.splitlines() if bad.name in ln)
+    assert str(bad) in failure and " invalid " in failure
+    assert any(str(deep / "a-good-export-with-a-long-name-too.json") in ln for ln in res.stdout.splitlines())
+
+
+def _record(size: int) -> core.FileResult:
+    return core.FileResult(input="f.json", output="f.asif.json", status="ok", target_format="asif", input_bytes=size)
+
+
+def test_terminal_progress_counts_files_with_the_bytes_beside_and_no_absurd_rate():
+    """A small file, then a large one ending a millisecond later (converting since the start):
+    rich's own rate, over the last instants, said a terabyte a second."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from asif_convert._cli.batch import TerminalProgress
+
+    clock = [0.0]
+    screen = StringIO()
+    console = Console(file=screen, force_terminal=True, width=200, color_system=None, get_time=lambda: clock[0])
+    progress = TerminalProgress(console)
+    progress.start(3, 10**9 + 1000, 2)
+    clock[0] = 5.0
+    progress.advance(_record(1000))
+    clock[0] = 5.001
+    progress.advance(_record(10**9))
+    progress.bar.refresh()
+    progress.stop()
+    last = [ln for ln in screen.getvalue().splitlines() if "files" in ln][-1]
+    assert "2/3 files" in last and "(1000.0 MB of 1000.0 MB read, 200.0 MB/s)" in last, last
+    assert not re.search(r"[GT]B/s", screen.getvalue())
+
+
+def test_plain_progress_counts_files_with_the_bytes_beside():
+    from asif_convert._cli.batch import PlainProgress
+
+    progress = PlainProgress()
+    progress.start(2, 10**9 + 1000, 2)
+    progress.advance(_record(10**9))
+    assert progress.line(5.0) == ("batch: 1/2 files (50%), 0.2 files/s (1000.0 MB of 1000.0 MB read, 200.0 MB/s), "
+                                  "ETA 00:00:05, 0 failed")
+    assert progress.line(0.01) == "batch: 1/2 files (50%) (1000.0 MB of 1000.0 MB read), 0 failed"
 
 
 def test_internal_error_exits_3(tmp_path, monkeypatch):
@@ -359,9 +460,12 @@ def test_an_interrupt_after_the_last_file_does_not_say_files_remain(tmp_path, mo
     monkeypatch.setattr(scheduler_module, "local_executor", lambda workers, stop=None: StopAtShutdown(2))
     src, out = tmp_path / "src", tmp_path / "out"
     files = make_tree(src)
-    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2", *(["-q"] if quiet else []))
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2", "--report", tmp_path / "run.json",
+                 *(["-q"] if quiet else []))
     assert res.exit_code == 130
     assert len(read_manifest(out / core.MANIFEST_NAME)) == len(files)
+    run = json.loads((tmp_path / "run.json").read_bytes())
+    assert run["interrupted"] is True and run["not_reached"] == 0 and run["exit_code"] == 130
     said = res.stderr if quiet else res.stdout
     assert "interrupted after the last file: every file was reached, none remains to convert" in said
     assert "run the same command again" not in said and "not reached" not in said
