@@ -7,7 +7,7 @@ peak memory (what must not grow with the archive beyond the manifest).
 Everything runs on 127.0.0.1 and is stopped by its pid: a moto server, a Dask scheduler and its
 workers (one thread each, no nanny). The archive is ``--counts`` copies of a small corpus export,
 each with its own session id, uploaded once per count. Each run is a whole client process (its
-peak RSS from ``getrusage``, its wall time), with ``--force`` so every file is converted. The
+peak RSS from ``getrusage``, its wall time), with ``--no-resume`` so every file is converted. The
 floor is raw msgspec decode+encode of the same files in this process, one core: what a worker
 could reach if storage and the converter cost nothing.
 """
@@ -114,7 +114,7 @@ def cluster(procs: Processes, workers: int) -> tuple[str, subprocess.Popen[bytes
 
 
 def run_client(bucket: str, endpoint: str, address: str) -> dict[str, float]:
-    args = [f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", address, "--force",
+    args = [f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", address, "--no-resume",
             f"--storage-option=endpoint_url={endpoint}"]
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CLIENT, *args], capture_output=True, text=True, env=ENV,

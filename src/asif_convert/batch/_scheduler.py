@@ -3,11 +3,14 @@ every outcome as it arrives, and stop cleanly on Ctrl-C."""
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import multiprocessing
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -70,9 +73,11 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def local_executor(workers: int) -> ProcessPoolExecutor:
+def local_executor(workers: int, stop: Any = None) -> ProcessPoolExecutor:
     """The default executor: local worker processes that ignore Ctrl-C (the parent handles it)
-    and die with the parent.
+    and die with the parent. ``stop`` (a shared ``multiprocessing.RawValue(ctypes.c_bool)``),
+    once set, lets no further file start in them: a stopped batch waits only for the files in
+    progress, not for the tasks already queued to the workers.
 
     On Linux the workers are forked, all at once at the first submission (so they inherit the
     imported converter and need no ``if __name__ == "__main__"`` guard in the caller's script);
@@ -81,7 +86,7 @@ def local_executor(workers: int) -> ProcessPoolExecutor:
     """
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=init_worker, initargs=(os.getpid(), credentials.held()))
+                               initializer=init_worker, initargs=(os.getpid(), stop, credentials.held()))
 
 
 def clean_stale_temps(outdir: str | os.PathLike[str]) -> int:
@@ -255,6 +260,8 @@ class _Pool:
         # what the progress display may say: worker processes of our own, or what the caller told us
         self.shown_workers = (self.workers or None) if self.owned else workers
         self._processes: list[multiprocessing.process.BaseProcess] = []  # an owned pool's, to end if abandoned
+        # an owned pool's workers read it before each file: set, nothing new starts (see stop())
+        self._stop = multiprocessing.RawValue(ctypes.c_bool, False) if self.owned and self.workers else None
         self.executor: Executor = executor if executor is not None else self._start()
         self.abandoned = False
 
@@ -262,9 +269,10 @@ class _Pool:
         if self.workers == 0:
             return _InProcess()
         before = set(multiprocessing.active_children())
-        pool = local_executor(self.workers)
-        if isinstance(pool, ProcessPoolExecutor):
-            pool.submit(_noop).result()  # start the workers now, before any progress thread
+        with signals_to_main_thread():  # (the pool's threads start with its first task)
+            pool = local_executor(self.workers, stop=self._stop)
+            if isinstance(pool, ProcessPoolExecutor):
+                pool.submit(_noop).result()  # start the workers now, before any progress thread
         self._processes = [p for p in multiprocessing.active_children() if p not in before]
         return pool
 
@@ -276,6 +284,12 @@ class _Pool:
                 raise
             self.replace(self.executor)
             return self.executor.submit(fn, *args), self.executor
+
+    def stop(self) -> None:
+        """No file starts from now on in the workers of an owned pool, whatever their queues hold
+        (a caller's executor cannot be told: only what it has not started is cancelled)."""
+        if self._stop is not None:
+            self._stop.value = True
 
     def replace(self, broken: Executor) -> None:
         """A worker died (killed, out of memory): the pool is unusable; start a new one."""
@@ -326,13 +340,15 @@ class _Run:
             for item in self._discover():
                 self.summary.total_files += 1
                 self.summary.total_bytes += item.size if isinstance(item, Found) else 0
+            self.summary.counted = True
         self.summary.started = time.perf_counter()
         self.last_result = time.monotonic()
         window = max_in_flight or 2 * pool.parallelism
         if self.progress is not None:
             if self.streaming:
                 self._found(None)  # before start: the display knows the totals will grow
-            self.progress.start(self.summary.total_files, self.summary.total_bytes, pool.shown_workers)
+            with signals_to_main_thread():  # (a display may start a thread)
+                self.progress.start(self.summary.total_files, self.summary.total_bytes, pool.shown_workers)
         work = self._chunks(chunk_size, pool.parallelism)
         try:
             self._fill(pool, work, window)
@@ -340,6 +356,7 @@ class _Run:
                 self._collect_done(pool)
                 self._fill(pool, work, window)
         except KeyboardInterrupt:
+            pool.stop()  # first: every moment from here on, a worker could start another file
             self.summary.interrupted = True
             pool.abandoned = not self._finish_started(pool)
             raise
@@ -370,15 +387,15 @@ class _Run:
         self.pending[fut] = (chunk, ran_on, retry)
 
     def _wait(self) -> set[Future[list[FileResult]]]:
-        """The tasks done, once one is; the watchdog, if any, looks on about every second."""
-        if self.watchdog is None:
-            return wait(list(self.pending), return_when=FIRST_COMPLETED)[0]
-        while True:
-            done = wait(list(self.pending), timeout=1.0, return_when=FIRST_COMPLETED)[0]
-            if done:
-                self.last_result = time.monotonic()
-                return done
+        """The tasks done, or none after a second (a Ctrl-C caught by a thread this run did not
+        start, which Python hands to this thread only when it wakes, still stops the run within a
+        second); then the watchdog, if any, looks on."""
+        done = wait(list(self.pending), timeout=_WAKE_SECONDS, return_when=FIRST_COMPLETED)[0]
+        if done:
+            self.last_result = time.monotonic()
+        elif self.watchdog is not None:
             self.watchdog(time.monotonic() - self.last_result)
+        return done
 
     def _collect_done(self, pool: _Pool) -> None:
         done = self._wait()
@@ -404,7 +421,9 @@ class _Run:
 
     def _finish_started(self, pool: _Pool) -> bool:
         """After Ctrl-C: cancel what has not started; the files being converted finish (their
-        writes are atomic anyway) and are recorded. False when a second Ctrl-C abandons them."""
+        writes are atomic anyway) and are recorded, and the tasks a worker had already taken end
+        without starting another file (:meth:`_Pool.stop`). False when a second Ctrl-C abandons
+        them."""
         for fut in list(self.pending):
             if fut.cancel():
                 self.pending.pop(fut)
@@ -484,6 +503,7 @@ class _Run:
                 self.seen.add(_digest(rel))
                 expect = None if self.force or self.book is None else self.book.previous(rel, self.spec.settings)
                 yield Task(item.path, rel, item.confined, expect)
+        self.summary.counted = True  # (a listing that streams is done: its total is known now)
 
     def _found(self, item: Found | Refused | None) -> None:
         """One more file listed (streaming): the totals, and the progress display's, grow."""
@@ -516,6 +536,29 @@ def _digest(rel: str) -> int:
 
 def _noop() -> None:
     return None
+
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+_WAKE_SECONDS = 1.0
+
+
+@contextmanager
+def signals_to_main_thread() -> Iterator[None]:
+    """Threads started inside (a process pool's, a progress display's) block Ctrl-C and SIGTERM,
+    so that the kernel delivers those to the main thread: Python runs a signal's handler only
+    in the main thread, and only once it wakes. A signal taken by another thread would leave
+    the main thread waiting for the next result (a whole task of files) before the run stops,
+    while the workers go on starting files. Worker processes forked inside unblock them again
+    (:func:`~asif_convert.batch._worker.init_worker`). Outside the main thread, or without
+    POSIX signal masks, nothing changes."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class _InProcess(Executor):
