@@ -82,7 +82,7 @@ def test_credentials_are_in_no_task_the_scheduler_holds(s3, endpoint, scheduler)
 
 def test_every_worker_killed_stops_resumably_and_a_worker_back_resumes(s3, endpoint, services, tmp_path):
     address, (worker,) = services.scheduler(workers=1)
-    files = _exports(copies=12)
+    files = _exports(copies=8)
     expected = _local_batch(tmp_path, files)
 
     def start(bucket: str, *extra: str) -> tuple[list[str], subprocess.Popen[str]]:
