@@ -54,6 +54,7 @@ HEARTBEAT_SECONDS = 30.0  # how often a run renews its lock object
 STALE_SECONDS = 300.0  # a lock not renewed for this long belongs to a run that is gone
 FLUSH_SECONDS = 5.0  # how often new manifest lines are sent
 WRITE_ATTEMPTS = 5  # uploads of an output, when the failures are transient (beyond the SDK's own retries)
+MANIFEST_PART_BYTES = 5 * 2**20  # a large manifest goes up in parts this size (S3's smallest)
 BACKOFF_SECONDS = 0.25  # the pause after the first failed upload; it doubles after each
 
 
@@ -544,8 +545,10 @@ class RemoteManifest(Manifest):
         self._mine: list[str] = []
 
     def _put(self) -> None:
-        with open(self.path, "rb") as fh:
-            self.fs.pipe_file(self.key, fh.read())
+        """The working copy put whole, from the file: on S3 a multipart upload of MANIFEST_PART_BYTES
+        parts above twice that (published only when complete), so a large manifest is never all in
+        memory at once."""
+        self.fs.put_file(str(self.path), self.key, **({"chunksize": MANIFEST_PART_BYTES} if _is_s3(self.fs) else {}))
 
     def append(self, rec: FileResult) -> None:
         super().append(rec)
