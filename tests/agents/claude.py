@@ -73,12 +73,13 @@ class Run:
         return self
 
 
-def run_process(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str, str]:
+def run_process(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
+                stdin: str | None = None) -> tuple[int, str, str]:
     """Run ``argv`` in its own process group; on timeout kill the group by its pid, then raise."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(proc.pid)
         out, err = proc.communicate()
@@ -111,6 +112,7 @@ class ClaudeCode:
     base_url: str
     binary: Path = field(default_factory=find_claude)
     timeout: float = RUN_TIMEOUT
+    extra_env: dict[str, str] = field(default_factory=dict)  # client settings for one scenario
 
     def __post_init__(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -125,10 +127,10 @@ class ClaudeCode:
     def session_file(self, session_id: str) -> Path:
         return self.sessions_dir / f"{session_id}.jsonl"
 
-    def run(self, *args: str, timeout: float | None = None) -> Run:
+    def run(self, *args: str, timeout: float | None = None, stdin: str | None = None) -> Run:
         argv = [str(self.binary), *args]
-        code, out, err = run_process(argv, self.project, client_env(self.home, self.base_url),
-                                     timeout or self.timeout)
+        env = client_env(self.home, self.base_url) | self.extra_env
+        code, out, err = run_process(argv, self.project, env, timeout or self.timeout, stdin)
         return Run(list(args), code, out, err)
 
     def prompt(self, text: str, *options: str) -> Run:
@@ -138,17 +140,30 @@ class ClaudeCode:
     def resume(self, session_id: str, text: str, *options: str) -> Run:
         return self.run("-p", f"--allowedTools={ALLOWED_TOOLS}", "--resume", session_id, *options, text)
 
-    def place(self, transcript: Path | bytes, session_id: str,
-              subagents: dict[str, bytes] | None = None) -> Path:
-        """Put a transcript (and its ``subagents/`` files by name) where ``--resume`` finds it."""
+    def place(self, transcript: Path | bytes, session_id: str, files: dict[str, bytes] | None = None) -> Path:
+        """Put a transcript where ``--resume`` finds it, and ``files`` (paths relative to the
+        project's session folder: ``<id>/subagents/agent-<a>.jsonl``, ``agent-<a>.jsonl``) beside it."""
         target = self.session_file(session_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(transcript if isinstance(transcript, bytes) else transcript.read_bytes())
-        for name, data in (subagents or {}).items():
-            sub = self.sessions_dir / session_id / "subagents" / name
-            sub.parent.mkdir(parents=True, exist_ok=True)
-            sub.write_bytes(data)
+        for name, data in (files or {}).items():
+            extra = (self.sessions_dir / name).resolve()
+            if not extra.is_relative_to(self.sessions_dir.resolve()):
+                raise AssertionError(f"{name} is outside the session folder")
+            extra.parent.mkdir(parents=True, exist_ok=True)
+            extra.write_bytes(data)
         return target
+
+
+def session_folder(folder: Path) -> tuple[Path, dict[str, bytes]]:
+    """A project folder of the client's layout holding one session: the session file (the one
+    ``.jsonl`` not named ``agent-*``) and every other file in the folder, by relative path."""
+    sessions = [p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-")]
+    if len(sessions) != 1:
+        raise AssertionError(f"{folder} holds {len(sessions)} sessions, not one")
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+             if p.is_file() and p != sessions[0]}
+    return sessions[0], files
 
 
 def read_jsonl(path: Path) -> list[Any]:
