@@ -27,6 +27,15 @@ SYNTHETIC_MODEL = "<synthetic>"
 _ANTHROPIC_PARTS = (REASONING, anthropic.SEARCH_RESULT)
 
 
+def _signed(block: Any) -> bool:
+    """Claude's own reasoning: a thinking block with its signature, or a redacted one."""
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") == "thinking":
+        return isinstance(block.get("signature"), str) and bool(block["signature"])
+    return block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str)
+
+
 def _uuid(*names: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "asif-convert:" + ":".join(names)))
 
@@ -70,24 +79,26 @@ class _Writer:
     def blocks(self, parts: list[ir.Part], ev: ir.Event) -> list[Any]:
         kept = []
         for p in parts:
-            if isinstance(p, ir.StructuredPart) and p.schema == REASONING:
-                signed = isinstance(p.value, dict) and (
-                    (p.value.get("type") == "thinking" and isinstance(p.value.get("signature"), str)
-                     and p.value["signature"]) or (p.value.get("type") == "redacted_thinking"
-                                                   and isinstance(p.value.get("data"), str)))
-                if not signed:
-                    self.ledger.add("parts[].reasoning", "event", ev.id)
-                    continue
-            elif isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT:
-                continue
-            elif (isinstance(p, ir.TextPart) and not p.text.strip()) or isinstance(p, ir.OpaquePart) or (isinstance(p, ir.StructuredPart)
-                                                  and p.schema not in _ANTHROPIC_PARTS) \
-                    or (isinstance(p, ir.ResourcePart) and p.resource_id not in self.resources):
-                self.ledger.add("parts[]", "event", ev.id)
+            why = self._left_out(p)
+            if why is not None:
+                if why:
+                    self.ledger.add(why, "event", ev.id)
                 continue
             kept.append(msgspec.to_builtins(p))
         pieces = Pieces(role="user", parts=kept, calls=[], results=[], resources=self.resources)
         return anthropic.render(pieces, {})
+
+    def _left_out(self, p: ir.Part) -> str | None:
+        """The loss key of a part Claude Code cannot take ("" for the structured copy a result
+        carries as toolUseResult), or None."""
+        if isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT:
+            return ""
+        if isinstance(p, ir.StructuredPart) and p.schema == REASONING:
+            return None if _signed(p.value) else "parts[].reasoning"
+        blank = isinstance(p, ir.TextPart) and not p.text.strip()  # (the API refuses a blank text)
+        foreign = isinstance(p, ir.StructuredPart) and p.schema not in _ANTHROPIC_PARTS
+        missing = isinstance(p, ir.ResourcePart) and p.resource_id not in self.resources
+        return "parts[]" if blank or foreign or missing or isinstance(p, ir.OpaquePart) else None
 
     def model(self, ev: ir.Event) -> str:
         x = self.executions.get(ev.execution_id) if isinstance(ev.execution_id, str) else None
