@@ -195,6 +195,41 @@ def test_an_unknown_record_type_is_kept_and_comes_back():
     assert records(back(doc)) == records(data)
 
 
+@pytest.mark.parametrize(("name", "agent"), [("subagent", "af0059d18e0803e9b"), ("older-agent-file", "5f3a9c1e")])
+def test_a_subagents_own_file_is_read_with_its_session_and_linked_to_its_call(name, agent):
+    path = SESSIONS[name]
+    result = convert(path, to="asif")
+    doc = json.loads(result.output)
+    assert get("asif").validate(doc) == []
+    branch = next(b for b in doc["branches"] if b["id"] == f"subagent:{agent}")
+    by_id = {e["id"]: e for e in doc["events"]}
+    first = by_id[branch["event_ids"][0]]
+    [cause] = first["causes"]
+    call = by_id[cause["event_id"]]
+    assert call["kind"] == "tool_call" and call["data"]["tool_id"] in ("Task", "Agent")
+    assert any(by_id[e]["actor_id"] == f"subagent:{agent}" for e in branch["event_ids"])
+    back_out = convert(json.dumps(doc).encode(), to="claude-code")
+    assert records(back_out.output) == records(path.read_bytes())  # the session's own file
+    assert "companion_not_written" in back_out.loss_counts()
+
+
+def test_an_inline_sidechain_is_linked_to_its_task_call():
+    doc = to_asif(SESSIONS["older-inline-sidechain"])
+    side = next(b for b in doc["branches"] if b["id"].startswith("sidechain:"))
+    first = next(e for e in doc["events"] if e["id"] == side["event_ids"][0])
+    assert [c["event_id"] for c in first["causes"]] == [
+        e["id"] for e in doc["events"] if e["kind"] == "tool_call" and e["data"]["tool_id"] == "Task"]
+
+
+def test_a_subagents_folder_reached_through_a_link_is_not_read(tmp_path):
+    path = SESSIONS["subagent"]
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    (tmp_path / path.stem).symlink_to(path.parent / path.stem)  # the session's folder, elsewhere
+    doc = json.loads(convert(copy, to="asif").output)
+    assert not any(b["id"].startswith("subagent:") for b in doc["branches"])
+
+
 # -- sessions of other formats, written for Claude Code --------------------------------------------
 
 FOREIGN = [*CONTINUITY_FILES, *ASIF_EXAMPLES]
@@ -279,7 +314,7 @@ def test_a_timestamp_is_never_presented_as_recorded():
 @pytest.mark.parametrize("name", sorted(SESSIONS))
 def test_matches_golden_to_asif(name):
     """Regenerate with ASIF_UPDATE_GOLDEN=1 after an intended change, and review the diff."""
-    out = convert(SESSIONS[name].read_bytes(), to="asif").output
+    out = convert(SESSIONS[name], to="asif", name=SESSIONS[name].name).output  # (with its subagents' files)
     _golden(CC_GOLDEN / f"{name}.asif.json", out)
 
 
