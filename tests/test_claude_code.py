@@ -338,3 +338,25 @@ def test_no_golden_without_source():
     names = {p.name.removesuffix(".asif.json") for p in CC_GOLDEN.glob("*.asif.json")}
     assert names == set(SESSIONS)
     assert {p.stem for p in CC_GOLDEN.glob("*.jsonl")} == {p.stem for p in GOLDEN_FOREIGN}
+
+
+# -- archives of sessions --------------------------------------------------------------------------
+
+def test_batch_finds_sessions_in_the_clients_layout_and_resumes(tmp_path):
+    import shutil
+
+    from asif_convert.batch import migrate
+
+    projects = tmp_path / "projects"
+    for name in ("tools", "subagent", "older-agent-file", "cut-last-line"):
+        shutil.copytree(SESSIONS[name].parent, projects / f"-tmp-{name}")
+    out = tmp_path / "out"
+    summary = migrate([projects], out, to="asif", workers=0).summary
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*.asif.json"))
+    assert written == sorted(f"-tmp-{name}/{SESSIONS[name].stem}.asif.json"
+                             for name in ("tools", "subagent", "older-agent-file", "cut-last-line"))
+    assert summary.counts.get("ok") == 4  # a session with its subagent files is one input
+    doc = json.loads((out / f"-tmp-subagent/{SESSIONS['subagent'].stem}.asif.json").read_text())
+    assert any(b["id"].startswith("subagent:") for b in doc["branches"])
+    again = migrate([projects], out, to="asif", workers=0).summary
+    assert again.counts == {"unchanged": 4}
