@@ -214,10 +214,10 @@ class Resumed:
         as one message (the client merges them too), so two files that differ only there compare
         equal.
         """
-        messages = [_normalized(m) for m in self.request["messages"]]
+        messages = [normalized_message(m) for m in self.request["messages"]]
         blocks = [(m["role"], b) for m in messages[:_prompt_index(messages, self.prompt)] for b in m["content"]]
         for record in reversed(self._appended_before_prompt()):
-            for block in reversed(_normalized(record["message"])["content"]):
+            for block in reversed(normalized_message(record["message"])["content"]):
                 if not blocks or blocks[-1] != (record["message"]["role"], block):
                     raise AssertionError(f"the client appended record {record.get('uuid')} "
                                          f"but its {block!r} is not where the history ends")
@@ -244,7 +244,7 @@ class Resumed:
         return added
 
 
-def _normalized(message: dict[str, Any]) -> dict[str, Any]:
+def normalized_message(message: dict[str, Any]) -> dict[str, Any]:
     """``message`` with its content as a list of blocks and no ``cache_control`` marks."""
     content = message.get("content")
     if isinstance(content, str):
