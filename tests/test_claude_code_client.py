@@ -94,6 +94,11 @@ def selection_of(path: Path, source_format: str) -> Selection | None:
 
 SOURCES = [(p, "continuity") for p in CONTINUITY_FILES] + [(p, "asif") for p in ASIF_EXAMPLES]
 WITH_HISTORY = [(p, f) for p, f in SOURCES if selection_of(p, f) is not None]
+# Known failures, each a bug the judge found; strict, so a fix shows as a pass to remove here.
+WRONG_BRANCH = pytest.mark.xfail(strict=True, reason=(
+    "the claude-code writer writes another branch than the active one the export names "
+    "(continuity's active_branch_id), and its branch_not_written loss names branches, not the events lost"))
+KNOWN = {"05-forks.json": WRONG_BRANCH, "12-unicode-odd-ids.json": WRONG_BRANCH}
 
 
 def test_most_corpus_sessions_have_a_history_to_judge():
@@ -181,7 +186,8 @@ class Judge:
                 if not any(text in s for texts in answers for s in texts)]
 
 
-@pytest.mark.parametrize(("source", "source_format"), WITH_HISTORY, ids=lambda v: v.stem if isinstance(v, Path) else v)
+@pytest.mark.parametrize(("source", "source_format"), [
+    pytest.param(p, f, marks=KNOWN.get(p.name, ()), id=f"{p.stem}-{f}") for p, f in WITH_HISTORY])
 def test_a_session_written_as_claude_code_resumes_with_its_history_or_names_what_it_lost(
         source, source_format, tmp_path, claude_code_format, claude_code):
     selection = selection_of(source, source_format)
