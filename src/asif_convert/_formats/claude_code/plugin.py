@@ -41,6 +41,10 @@ class ClaudeCodeFormat:
             problems.append(Problem(rule="schema", path="", message="no record: the transcript is empty"))
         return problems
 
+    def companions(self, file_name: str, lines: Lines) -> tuple[list[str], list[str]]:
+        """The files that belong with a session (its subagents' transcripts): folders to list, files to read."""
+        return reader.companions(file_name, lines)
+
     def read(self, lines: Lines, ctx: Context) -> ir.Document:
         return reader.read(lines, ctx.ledger(TABLE))
 
