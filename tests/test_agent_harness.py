@@ -5,11 +5,22 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
-from tests.agents.claude import USER_CONTEXT, ClaudeCode, ClientMissing, encode_cwd, kill_group
+from tests.agents.claude import (
+    USER_CONTEXT,
+    ClaudeCode,
+    ClientMissing,
+    encode_cwd,
+    find_claude,
+    kill_group,
+    read_jsonl,
+    session_folder,
+)
 from tests.agents.fixtures import require_client
+from tests.agents.make_claude_corpus import SCENARIOS, make
 from tests.agents.mock_server import (
     AnthropicScript,
     MockModelServer,
@@ -18,6 +29,8 @@ from tests.agents.mock_server import (
     text,
     tool_use,
 )
+
+from .conftest import CORPUS
 
 
 def post(url: str, body: object) -> tuple[int, str, bytes]:
@@ -160,3 +173,32 @@ def test_a_missing_client_fails_under_ci(monkeypatch):
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI=true and not installed here"):
         require_client(missing)
+
+
+# -- the corpus the real client wrote can be written again -------------------------------------
+
+
+def shape(path: Path) -> list[tuple]:
+    """What a transcript is made of, without what changes from run to run (uuids, times, paths)."""
+    out = []
+    for record in read_jsonl(path):
+        message = record.get("message") or {}
+        content = message.get("content")
+        blocks = [(b.get("type"), b.get("id") or b.get("tool_use_id")) for b in content if isinstance(b, dict)] \
+            if isinstance(content, list) else [("string", None)]
+        out.append((record.get("type"), record.get("subtype"), (record.get("attachment") or {}).get("type"),
+                    message.get("role"), tuple(blocks) if message else (), tuple(sorted(record))))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_corpus_script_writes_the_committed_transcripts_again(name, tmp_path):
+    committed, files = session_folder(CORPUS / "claude-code" / name)
+    made = make(name, tmp_path / "out", require_client(find_claude), root=tmp_path / "run")
+    assert made.name == committed.name
+    assert shape(made) == shape(committed)
+    again = session_folder(made.parent)[1]
+    assert [Path(f).name.startswith("agent-") for f in again] == [Path(f).name.startswith("agent-") for f in files]
+    for sub in (f for f in files if f.endswith(".jsonl")):
+        [twin] = [made.parent / f for f in again if f.endswith(".jsonl")]
+        assert shape(twin) == shape(CORPUS / "claude-code" / name / sub)
