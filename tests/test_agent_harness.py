@@ -202,3 +202,21 @@ def test_the_corpus_script_writes_the_committed_transcripts_again(name, tmp_path
     for sub in (f for f in files if f.endswith(".jsonl")):
         [twin] = [made.parent / f for f in again if f.endswith(".jsonl")]
         assert shape(twin) == shape(CORPUS / "claude-code" / name / sub)
+
+
+def test_what_the_client_appends_after_a_compaction_is_not_history(claude_code):
+    # The compaction transcript cut where the client had just compacted: resuming it, the client
+    # appends "Continue from where you left off." and "No response requested.", and sends the
+    # file's own attachment (a file read before the compaction) between the two.
+    session, _ = session_folder(CORPUS / "claude-code" / "compact")
+    lines = session.read_bytes().splitlines(keepends=True)
+    cut = next(k for k, line in enumerate(lines) if b"Continue from where you left off." in line)
+    resumed = claude_code.resume(b"".join(lines[:cut]))
+    added = [r["message"]["content"] for r in resumed.after[len(resumed.before):]
+             if r.get("type") in ("user", "assistant")]
+    assert added[:2] == [[text("Continue from where you left off.")], [text("No response requested.")]]
+    history = resumed.history()
+    said = [b.get("text", "") for m in history for b in m["content"]]
+    assert "Continue from where you left off." not in said and "No response requested." not in said
+    assert history[-1]["role"] == "system" and said[-1].startswith("Called the Read tool")
+    assert said[0].startswith("This session is being continued from a previous conversation")
