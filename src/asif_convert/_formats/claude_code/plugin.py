@@ -37,8 +37,10 @@ class ClaudeCodeFormat:
         problems = [Problem(rule="schema", path="", line=line, message=(
             "expected a Claude Code record (a JSON object with a type)")) for line, v in lines.records
             if not isinstance(v, dict)]
-        if not lines.records and not lines.problems:
-            problems.append(Problem(rule="schema", path="", message="no record: the transcript is empty"))
+        if not lines.records:
+            problems.append(Problem(rule="schema", path="", message=(
+                "no complete record: the transcript is empty" if not lines.problems else
+                "no complete record: nothing but its cut or broken lines")))
         return problems
 
     def companions(self, file_name: str, lines: Lines) -> tuple[list[str], list[str]]:

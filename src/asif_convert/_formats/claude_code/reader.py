@@ -99,14 +99,23 @@ class Reader:
 
     def read_events(self) -> None:
         by_message: dict[str, list[int]] = {}
+        uuids: set[str] = set()
+        repeated: set[int] = set()  # a record whose uuid came before: kept as it is
         for n, (_, v) in enumerate(self.records):
-            if message_record(v) and v["type"] == "assistant" and isinstance(v["message"].get("id"), str):
+            if not message_record(v):
+                continue
+            if v["uuid"] in uuids:
+                repeated.add(n)
+            elif v["type"] == "assistant" and isinstance(v["message"].get("id"), str):
                 by_message.setdefault(v["message"]["id"], []).append(n)
+            uuids.add(v["uuid"])
         done: set[int] = set()
         for n, (_, v) in enumerate(self.records):
             if n in done:
                 continue
-            if not message_record(v):
+            if n in repeated:
+                self._verbatim(n, v, "records[].repeated")
+            elif not message_record(v):
                 self._verbatim(n, v)
             elif v["type"] == "assistant":
                 members = by_message.get(v["message"].get("id"), [n]) if isinstance(v["message"].get("id"), str) \
@@ -156,7 +165,8 @@ class Reader:
         blocks = [b for v in values for b in v["message"]["content"]]
         first = values[0]
         split = anthropic.split(blocks, "assistant", first["uuid"])
-        if any(c.call_id in self.calls for c in split.calls) or any(
+        if any(c.call_id in self.calls for c in split.calls) or len({c.call_id for c in split.calls}) < len(
+                split.calls) or any(
                 r.call_id not in {c.call_id for c in split.calls} | self.calls or r.call_id in self.answered
                 for r in split.results):
             for n in members:  # a call id twice, a result without its call: kept as they are
@@ -316,7 +326,8 @@ class Reader:
         """The record ``claude --resume`` continues from: the last last-prompt's leaf, else the
         last message record of the main line."""
         for _, v in reversed(self.records):
-            if isinstance(v, dict) and v.get("type") == "last-prompt" and v.get("leafUuid") in self.tree.nodes:
+            leaf = v.get("leafUuid") if isinstance(v, dict) and v.get("type") == "last-prompt" else None
+            if isinstance(leaf, str) and leaf in self.tree.nodes:
                 return str(v["leafUuid"])
         for _, v in reversed(self.records):
             if message_record(v) and v.get("isSidechain") is not True:
@@ -333,6 +344,7 @@ class Reader:
                     if eid not in seen:
                         seen.add(eid)
                         event_ids.append(eid)
+            event_ids = self._with_calls(event_ids)
             order = {ev.id: ev.sequence for ev in self.events}
             event_ids.sort(key=order.__getitem__)  # a response's pieces and results in their order
             out.append(ir.Branch(id=bid, event_ids=event_ids, head_event_id=event_ids[-1] if event_ids else None))
@@ -391,6 +403,20 @@ class Reader:
             out.append(ir.Branch(id=f"subagent:{agent_of(rel) or rel}", event_ids=ids,
                                  head_event_id=ids[-1] if ids else None))
         return out
+
+    def _with_calls(self, event_ids: list[str]) -> list[str]:
+        """A branch's events, and the calls its results answer where the parent chain missed them
+        (a result's record whose parent is not its call's): a result never comes without its call."""
+        calls = {ev.body.call_id: ev.id for ev in self.events if isinstance(ev.body, ir.ToolCall)}
+        by_id = {ev.id: ev for ev in self.events}
+        present = set(event_ids)
+        for eid in list(event_ids):
+            body = by_id[eid].body
+            call = calls.get(body.call_id) if isinstance(body, ir.ToolResult) else None
+            if call is not None and call not in present:
+                present.add(call)
+                event_ids.append(call)
+        return event_ids
 
     def contexts(self, branches: list[ir.Branch]) -> list[ir.Context]:
         """A compaction: a context whose summary stands for the history before it."""

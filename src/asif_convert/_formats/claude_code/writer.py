@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from asif_convert import ir
+from asif_convert._errors import InvalidInput, Problem
 from asif_convert._formats.claude_code import NAMESPACE, foreign, records
 from asif_convert._ledger import Ledger
 
@@ -24,4 +25,7 @@ def write(doc: ir.Document, ledger: Ledger) -> list[Any]:
     for ev in doc.events:
         if ev.id not in written:  # added since: it has no record
             ledger.add("events[].unwritten", "event", ev.id)
+    if not out:
+        raise InvalidInput([Problem(rule="format", path="/events", message=(
+            "nothing in this session can be a Claude Code transcript: it holds no record"))], doc.session.id)
     return out
