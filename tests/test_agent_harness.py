@@ -178,17 +178,21 @@ def test_a_missing_client_fails_under_ci(monkeypatch):
 # -- the corpus the real client wrote can be written again -------------------------------------
 
 
-def shape(path: Path) -> list[tuple]:
-    """What a transcript is made of, without what changes from run to run (uuids, times, paths)."""
-    out = []
+def shape(path: Path) -> tuple[list[tuple], list[tuple]]:
+    """What a transcript is made of, without what changes from run to run (uuids, times, paths):
+    its records of the tree (those with a uuid) in order, and its bookkeeping records (queue
+    operations, modes, last prompts) as a sorted list, since the client writes those as it goes
+    and their place among the others varies with timing."""
+    tree, bookkeeping = [], []
     for record in read_jsonl(path):
         message = record.get("message") or {}
         content = message.get("content")
         blocks = [(b.get("type"), b.get("id") or b.get("tool_use_id")) for b in content if isinstance(b, dict)] \
             if isinstance(content, list) else [("string", None)]
-        out.append((record.get("type"), record.get("subtype"), (record.get("attachment") or {}).get("type"),
-                    message.get("role"), tuple(blocks) if message else (), tuple(sorted(record))))
-    return out
+        one = (record.get("type"), record.get("subtype"), (record.get("attachment") or {}).get("type"),
+               message.get("role"), tuple(blocks) if message else (), tuple(sorted(record)))
+        (tree if "uuid" in record else bookkeeping).append(one)
+    return tree, sorted(bookkeeping, key=repr)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
