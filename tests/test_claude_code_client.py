@@ -97,9 +97,13 @@ def selection_of(path: Path, source_format: str) -> Selection | None:
 SOURCES = [(p, "continuity") for p in CONTINUITY_FILES] + [(p, "asif") for p in ASIF_EXAMPLES]
 WITH_HISTORY = [(p, f) for p, f in SOURCES if selection_of(p, f) is not None]
 # Known failures, each a bug the judge found; strict, so a fix shows as a pass to remove here.
-# (None today: the writer continues the branch request selects, names the events of the branches
-# it leaves out, and writes only media the Messages API takes, naming the rest.)
-KNOWN: dict[str, pytest.MarkDecorator] = {}
+MEDIA_LOSS_UNMAPPED = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "writing a resource Claude Code cannot take is an internal error (exit 3): the writer records a "
+    "'parts[].media' loss that mappings/claude-code.toml does not define"))
+KNOWN: dict[str, pytest.MarkDecorator] = {
+    f"{name}.session.json": MEDIA_LOSS_UNMAPPED for name in (
+        "continuation-action-specific", "continuation-another-agent", "continuation-another-computer",
+        "continuation-pending-remote-operation", "multi-agent-review", "tool-generated-files")}
 
 
 def test_most_corpus_sessions_have_a_history_to_judge():
