@@ -402,17 +402,27 @@ class Reader:
         return out
 
     def _with_calls(self, event_ids: list[str]) -> list[str]:
-        """A branch's events, and the calls its results answer where the parent chain missed them
-        (a result's record whose parent is not its call's): a result never comes without its call."""
-        calls = {ev.body.call_id: ev.id for ev in self.events if isinstance(ev.body, ir.ToolCall)}
+        """A branch's events, with the calls its results answer and the results of its calls
+        where the parent chain missed them: the client chains parallel calls one after the other
+        and gives each result its own call's record as parent, so only the last result is on the
+        chain; a result never comes without its call, nor a call without its results."""
+        calls: dict[str, str] = {}
+        results: dict[str, list[str]] = {}
+        for ev in self.events:
+            if isinstance(ev.body, ir.ToolCall):
+                calls.setdefault(ev.body.call_id, ev.id)
+            elif isinstance(ev.body, ir.ToolResult):
+                results.setdefault(ev.body.call_id, []).append(ev.id)
         by_id = {ev.id: ev for ev in self.events}
         present = set(event_ids)
         for eid in list(event_ids):
             body = by_id[eid].body
-            call = calls.get(body.call_id) if isinstance(body, ir.ToolResult) else None
-            if call is not None and call not in present:
-                present.add(call)
-                event_ids.append(call)
+            if isinstance(body, ir.ToolResult | ir.ToolCall):
+                wanted = [calls.get(body.call_id)] if isinstance(body, ir.ToolResult) else results.get(body.call_id, [])
+                for other in wanted:
+                    if other is not None and other not in present:
+                        present.add(other)
+                        event_ids.append(other)
         return event_ids
 
     def contexts(self, branches: list[ir.Branch]) -> list[ir.Context]:
@@ -511,8 +521,11 @@ def read(lines: Lines, ledger: Ledger) -> ir.Document:
         executions=list(reader.executions.values()), contexts=reader.contexts(branches),
         tools=list(reader.tools.values()), resources=reader.resources, extras=extras,
         native={NAMESPACE: {"records": len(lines.records)}})
+    # the branch --resume continues is the session's active one (what request continues); the
+    # others' state at their head is not recorded
     doc.checkpoints = [ir.Checkpoint(id=f"head:{b.id}", branch_id=b.id, at_event_id=b.head_event_id,
-                                     knowledge="derived", status="unknown") for b in branches]
+                                     knowledge="derived", status="active" if b.id == "main" and b.head_event_id
+                                     else "unknown") for b in branches]
     ledger.add("+checkpoints")
     doc.coverage = coverage(doc, cut=any(p.rule == CUT for p in lines.problems))
     reader.differences(doc)

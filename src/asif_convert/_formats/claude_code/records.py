@@ -18,11 +18,12 @@ import msgspec
 from asif_convert import ir
 from asif_convert._dialects import anthropic
 from asif_convert._dialects import usage as usage_counters
-from asif_convert._dialects.common import Pieces
+from asif_convert._dialects.common import CLIENT_RECORDS, Pieces
 from asif_convert._dialects.difference import apply
 from asif_convert._formats.claude_code import NAMESPACE
 
 TOOL_USE_RESULT = f"{NAMESPACE}:toolUseResult"  # structured-part schema of a result's toolUseResult
+assert TOOL_USE_RESULT in CLIENT_RECORDS  # (never model input: request leaves it out)
 RECORD_TYPE = f"{NAMESPACE}:"  # prefix of an extension event's type: the record type follows
 SUMMARY_CATEGORY = "compaction_summary"  # the note that holds a compaction's summary
 # Envelope keys a record's own events say (or that belong to one record only): not taken from
