@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.agents.claude import (
+    CLIENT_TOOL_NAMES,
     USER_CONTEXT,
     ClaudeCode,
     ClientMissing,
@@ -224,3 +225,15 @@ def test_what_the_client_appends_after_a_compaction_is_not_history(claude_code):
     assert "Continue from where you left off." not in said and "No response requested." not in said
     assert history[-1]["role"] == "system" and said[-1].startswith("Called the Read tool")
     assert said[0].startswith("This session is being continued from a previous conversation")
+
+
+def test_the_client_sends_a_recorded_task_call_as_agent(claude_code):
+    # What CLIENT_TOOL_NAMES says, measured: the judge does not count this renaming as a loss.
+    call = tool_use("toolu_01Task", "Task", {"description": "d", "prompt": "p"})
+    result = {"type": "tool_result", "tool_use_id": "toolu_01Task", "content": [text("done")]}
+    resumed = claude_code.resume(lines(
+        record("user", "u1", None, "delegate"), record("assistant", "a1", "u1", [call]),
+        record("user", "u2", "a1", [result]), record("assistant", "a2", "u2", [text("ok")])))
+    sent = resumed.history()[1]["content"][0]
+    assert (sent["name"], CLIENT_TOOL_NAMES["Task"]) == ("Agent", "Agent")
+    assert sent == dict(call, name="Agent")
