@@ -85,7 +85,13 @@ class ContinuityFormat:
         # A continuity state that is not of its declared shape is foreign: carried like any
         # property continuity has no field for.
         origins: dict[str, list[list[str]]] | None = {} if ctx.source_document is not None else None
-        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid), origins)
+        untimed: list[str] = []
+        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid), origins,
+                                       untimed)
+        if untimed:  # reported for this conversion (not carried: the return trip rebuilds the value)
+            times = ctx.ledger(READ_TABLE)
+            for branch_id in untimed:
+                times.add("+time-unknown", "branch", branch_id)
         replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
         plain_ledger = Ledger(load_table(READ_TABLE))
         plain = _plain_read(codec, export, [], plain_ledger, residual.Carried(carried), replay)

@@ -25,19 +25,25 @@ from asif_convert._formats.continuity import (
 from asif_convert._limits import json_in_text
 
 ROLES = ("user", "assistant", "tool")
+# A branch's created_at and updated_at when the session gives no time for it (both are required):
+# the Unix epoch, documented as "no time known", each use a time_unknown loss (docs/decisions.md, 49)
+NO_TIME = "1970-01-01T00:00:00Z"
 # the continuity-only fields a resource read from a native state or an artifact always carries
 _STATE_FIELDS = {"provider", "kind", "portable"}
 _ARTIFACT_FIELDS = {"branch_id", "kind", "metadata", "created_at"}
 
 
 def write(doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None],
-          origins: dict[str, list[list[str]]] | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
+          origins: dict[str, list[list[str]]] | None = None,
+          untimed: list[str] | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """(the export, the records that carry ASIF data: ``{"messages": ids, "events": ids}``).
     ``foreign(ref_type, ref_id)`` is told of each node whose continuity state is not of the
     declared shape: it is written as if it had none (the residual carries it verbatim).
     ``origins``, when given, gets for each collection written the JSON Pointers of the ASIF
-    records each of its records came from, in order (for source pointers)."""
+    records each of its records came from, in order (for source pointers). ``untimed``, when
+    given, gets the ids of the branches written with ``NO_TIME`` (no time known)."""
     writer = _Writer(doc, codec, foreign, origins)
+    writer.untimed = untimed if untimed is not None else []
     export = writer.export()
     return export, {k: v for k, v in writer.carried.items() if v}
 
@@ -65,6 +71,7 @@ class _Writer:
         self.states: dict[int, dict[str, Any] | None] = {}  # id(node) -> its well-typed state
         self.carried: dict[str, list[str]] = {"messages": [], "events": []}  # records holding ASIF data
         self.written = {"messages": 0}  # records written so far
+        self.untimed: list[str] = []  # branches written with NO_TIME
         self.events_by_id = {e.id: e for e in doc.events}
         self.resources_by_id = {r.id: r for r in doc.resources}
         self.groups: dict[str, tuple[str, str, Any]] = {}  # anchor event id -> (role, text, content_json)
@@ -154,9 +161,12 @@ class _Writer:
         out["status"] = n.get("status", "active")
         out["metadata"] = n.get("metadata", {})
         # Continuity requires both timestamps; without a source value the branch's own event
-        # times are the closest evidence, and "unknown" says there is none.
-        out["created_at"] = n.get("created_at", times[0] if times else "unknown")
-        out["updated_at"] = n.get("updated_at", times[-1] if times else "unknown")
+        # times are the closest evidence, and NO_TIME (a timestamp a consumer can parse, that
+        # docs/mapping-asif-to-continuity.md documents as "no time known") says there is none.
+        out["created_at"] = n.get("created_at", times[0] if times else NO_TIME)
+        out["updated_at"] = n.get("updated_at", times[-1] if times else NO_TIME)
+        if NO_TIME in (out["created_at"], out["updated_at"]) and not times:
+            self.untimed.append(out["branch_id"])
         return out
 
     def message(self, ev: ir.Event) -> dict[str, Any]:
