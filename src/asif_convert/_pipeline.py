@@ -395,6 +395,24 @@ def _packaged(session: bytes, out: Any, files: dict[str, bytes], name: str,
     return session, write_package(session, packaged_files(out, files, name, folder))
 
 
+def dump(document: ir.Document, *, to: str = "asif", options: Options | None = None, name: str = "<document>",
+         compact: bool = False, limits: Limits | None = None, package: bool = False) -> Result:
+    """Write a typed session (an ``ir.Document``: what :func:`load_session` returns, or what an
+    importer builds, see ``ir.SessionBuilder``) in the format ``to``, as :func:`convert` writes
+    a document: the session is checked as an ASIF input is (schema and semantic rules, errors
+    with their JSON path, ``InvalidInput``), then written, and the output checked; the same
+    ``Result``, options, loss policy and errors. Public as ``asif_convert.dump``."""
+    if not isinstance(document, ir.Document):
+        raise UsageError(f"dump() writes an asif_convert.ir.Document, not {type(document).__name__}; "
+                         "to convert a document's bytes, text or path, use convert()")
+    try:  # the session as ASIF JSON values: from here on it is read like any ASIF input
+        raw = get("asif").write(document, new_context(Options()))
+    except (AttributeError, TypeError, ValueError, msgspec.MsgspecError) as exc:
+        raise InvalidInput([Problem(rule="schema", path="", message=f"the document cannot be written as ASIF: "
+                                                                     f"{exc}")], name) from None
+    return convert(raw, to=to, options=options, name=name, compact=compact, limits=limits, package=package)
+
+
 def _input_problems(src: Format, raw: Any, options: Options, name: str) -> list[Problem]:
     """The input's problems, when none refuses it (strict: none at all): they become warnings."""
     problems = src.validate(raw)
