@@ -140,7 +140,7 @@ def read_session(data: DocumentInput, *, source: str | None = None, options: Opt
     doc = found.format.read(found.raw, ctx)
     known = {loss.id for loss in doc.losses}
     doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
-    return Loaded(doc, found.name, problems)
+    return Loaded(doc, found.name, problems + ctx.warnings)
 
 
 # Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
@@ -382,7 +382,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
     session, output = _packaged(output, out, files, name, ctx.files) if package else (None, output)
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
-                  warnings=problems, files=embedded, artifacts=artifacts,
+                  warnings=problems + ctx.warnings, files=embedded, artifacts=artifacts,
                   artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
                   _json=session if document is _UNDECODED else None, streamed=streamed,
                   possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds)

@@ -106,6 +106,7 @@ class _Reader:
         self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
         self.carried = False  # whether any record carries ASIF events or parts (which may reference more)
         self.calls: dict[str, str | None] = {}  # call id -> its branch, for dialect results (None: answered)
+        self.call_tools: dict[str, str] = {}  # call id -> the tool it calls (its name), for results that name it
         # branch -> (call id, tool) of the last dialect call made on it, if a message may answer it
         # by the tool's name alone (an OpenAI Chat legacy function_call), else None
         self.last_calls: dict[str, tuple[str, str] | None] = {}
@@ -374,6 +375,7 @@ class _Reader:
             answered.add(result.call_id)
         for call in split.calls:
             self.calls[call.call_id] = branch
+            self.call_tools[call.call_id] = call.name
         if split.calls:  # the last call made on the branch, if a message may answer it by its tool's name
             last_call = split.calls[-1]
             self.last_calls[branch] = (last_call.call_id, last_call.name) if last_call.call_id == split.by_name \
@@ -522,7 +524,8 @@ class _Reader:
             calls=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolCall)],
             results=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolResult)],
             resources={r.id: self.codec.dump(r) for r in split.resources},
-            names={r.call_id: split.answers for r in split.results} if split.answers else {},
+            # the tool of the call each result answers, as the writer renders it from the tool's name
+            names={r.call_id: self.call_tools[r.call_id] for r in split.results if r.call_id in self.call_tools},
         )
         rendered = usage.insert(dialects.render(split.dialect, pieces, split.options), counters)
         return difference.diff(rendered, rec["content_json"])
