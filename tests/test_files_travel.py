@@ -129,3 +129,18 @@ def test_batch_carries_the_files_or_names_each_one(tmp_path, root):
         else:
             assert set(line["not_carried"] or ()) == wanted
             assert line["losses"].get("file_not_carried", 0) == len(wanted)
+
+
+def test_batch_to_continuity_names_the_files_of_a_package(tmp_path):
+    example = ASSETS / "image-and-document.session.json"
+    src = tmp_path / "in"
+    src.mkdir()
+    res = runner.invoke(app, ["convert", str(example), "--to", "asif", "--artifacts-root", str(ASSETS), "-o",
+                              str(src / "p.asif.zip")])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["batch", str(src), "-o", str(out), "--to", "continuity", "--pattern", "*.asif.zip"])
+    assert res.exit_code == 0, res.output
+    [line] = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    assert line["not_carried"] == sorted(_path_files(example))
+    assert line["losses"]["file_not_carried"] == 2

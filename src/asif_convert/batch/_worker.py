@@ -73,14 +73,24 @@ class Task(NamedTuple):
     expect: Previous | None  # what a previous ok run read and wrote, for resume
 
 
-def init_worker(parent: int) -> None:
+# A local worker's view of its batch's stop flag (a byte shared with the parent, see
+# :func:`init_worker`); None in any other process, where every task runs whole.
+_stop: Any = None
+
+
+def init_worker(parent: int, stop: Any = None) -> None:
     """Set up a local worker process: it leaves Ctrl-C to the parent (which stops the batch
     cleanly), ends on SIGTERM as a process does by default (the handler it was forked with turns
     SIGTERM into Ctrl-C for the parent only), dies with the parent (a killed batch leaves no
     orphans), and runs without the cyclic collector (documents are trees; scanning millions of
-    fresh objects costs a third of the time)."""
+    fresh objects costs a third of the time). ``stop`` is the parent's shared flag: once set, no
+    file starts (a lock-free byte: a worker killed while reading it blocks no other)."""
+    global _stop
+    _stop = stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # forked where the parent blocked them for its threads
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _die_with(parent)
     gc.disable()
 
@@ -106,8 +116,15 @@ def _watch_parent(parent: int) -> None:
 
 
 def run_tasks(spec: Spec, tasks: list[Task]) -> list[FileResult]:
-    """Convert a few files (one task). Module level, so any executor can pickle it by reference."""
-    return [convert_file(spec, t) for t in tasks]
+    """Convert a few files (one task). Module level, so any executor can pickle it by reference.
+    Once the batch is stopped, the files not yet started are left out (a rerun converts them):
+    a task queued before the stop, or half done, ends without starting another file."""
+    results = []
+    for task in tasks:
+        if _stop is not None and _stop.value:
+            break
+        results.append(convert_file(spec, task))
+    return results
 
 
 def convert_file(spec: Spec, task: Task) -> FileResult:
@@ -150,6 +167,8 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     output, files = result.output, result.files
     res.not_carried = sorted(loss.id.partition("file-not-carried:")[2] for loss in result.losses
                              if loss.kind == FILE_NOT_CARRIED) or None
+    if result.artifacts and spec.to != "asif":  # a batch writes no artifacts folder beside an export
+        _not_carried(res, result.artifacts)
     del result
     created: list[Path] = []
     try:
@@ -194,12 +213,17 @@ def _files_beside(spec: Spec, rel: str, files: dict[str, bytes], res: FileResult
     created, to take back if the output fails). On remote storage they are not written: each is
     a ``file_not_carried`` loss of the file's line, named in ``not_carried``."""
     if storage.is_url(spec.outdir):
-        res.losses = dict(sorted({**res.losses, FILE_NOT_CARRIED: res.losses.get(FILE_NOT_CARRIED, 0)
-                                  + len(files)}.items()))
-        res.not_carried = sorted({*(res.not_carried or ()), *files})
+        _not_carried(res, files)
         return []
     folder = os.path.dirname(storage.safe_target(spec.outdir, spec.outdir_real, rel))
     return write_files(Path(folder), files, create=False)
+
+
+def _not_carried(res: FileResult, files: dict[str, bytes]) -> None:
+    """Count ``files`` as not carried by the file's output: a loss each, their paths listed."""
+    res.losses = dict(sorted({**res.losses, FILE_NOT_CARRIED: res.losses.get(FILE_NOT_CARRIED, 0)
+                              + len(files)}.items()))
+    res.not_carried = sorted({*(res.not_carried or ()), *files})
 
 
 def _problems(problems: list[Problem]) -> list[dict[str, str]]:
