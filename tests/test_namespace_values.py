@@ -9,14 +9,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from asif_convert import convert
 from asif_convert._cli.app import app
+from asif_convert._formats.continuity import state
 
-from .conftest import ASIF_EXAMPLES, GOLDEN
+from .conftest import ASIF_EXAMPLES, GOLDEN, ROOT
 
 runner = CliRunner()
 NAMESPACE = "agent-continuity/1"
@@ -24,7 +26,12 @@ PROVIDERS = ("anthropic-messages", "openai-chat", "openai-responses", "google-ge
 # one of each JSON type, and the shapes a reader might half expect
 VALUES = [None, True, 0, -1.5, "", "x", [], [None], ["x"], {}, {"x": 1}, [{}]]
 
-ASIF_DOCS = [json.loads(p.read_bytes()) for p in sorted(GOLDEN.glob("*.asif.json"))]
+# today's documents, and a first release's (its older shapes: templates, members)
+ASIF_DOCS = [json.loads(p.read_bytes()) for p in [*sorted(GOLDEN.glob("*.asif.json")),
+                                                   *sorted((ROOT / "tests" / "fixtures" / "golden-v1").glob("*.json"))]]
+# every key the continuity format's typed states declare: a document may hold any of them anywhere
+KNOWN_KEYS = sorted({f for cls in vars(state).values() if isinstance(cls, type) and issubclass(cls, msgspec.Struct)
+                     for f in cls.__struct_fields__})
 # exports that carry the converter's own native states (residual, losses, carried records)
 CONTINUITY_DOCS = [convert(p.read_bytes(), to="continuity").document for p in ASIF_EXAMPLES[:8]]
 
@@ -104,6 +111,19 @@ def test_any_value_in_an_asif_documents_converter_namespace(tmp_path_factory, da
     doc, path = _draw_site(data, ASIF_DOCS, _asif_sites)
     value = data.draw(st.sampled_from(VALUES))
     _run_every_command(tmp_path_factory.mktemp("ns"), _set(doc, path, value), "asif")
+
+
+@given(st.data())
+def test_any_declared_key_with_any_value_in_a_converter_namespace(tmp_path_factory, data):
+    """A key the typed states declare, added (or replaced) where the document has none of it:
+    in a namespace, or in a message's ``style`` or ``members``."""
+    doc, path = _draw_site(data, ASIF_DOCS, lambda d: [p for p in _sites(d, lambda k, v: k == NAMESPACE)
+                                                       if isinstance(_get(d, p), dict)])
+    inner = data.draw(st.sampled_from([(), *((k,) for k in ("style", "members") if isinstance(
+        _get(doc, path).get(k), dict))]))
+    key = data.draw(st.sampled_from(KNOWN_KEYS))
+    value = data.draw(st.sampled_from(VALUES))
+    _run_every_command(tmp_path_factory.mktemp("ns"), _set(doc, (*path, *inner, key), value), "asif")
 
 
 @given(st.data())
