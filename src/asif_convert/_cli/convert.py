@@ -176,7 +176,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
                 raise UsageError("the session embeds files by path: write it to a file (-o) or a package "
                                  f"(-o *{PACKAGE_SUFFIX}), not to standard output")
             created += write_files(Path(output).parent, result.files, force=force, create=False)
-        if artifacts_out is not None:
+        if artifacts_out is not None and result.artifacts:  # (no empty folder: nothing to write is said)
             created += write_files(artifacts_out, result.artifacts, force=force)
         if pending is not None and not result.streamed:
             pending.write(result.output)
