@@ -36,6 +36,16 @@ def test_the_examples_with_files_are_the_three_the_issue_names():
         "tool-generated-files.session.json"]
 
 
+def test_the_assets_are_the_reference_files():
+    from .reference_example import files
+
+    for path, content in files().items():
+        assert (ASSETS / path).read_bytes() == content
+    for example in ASIF_EXAMPLES:
+        res = runner.invoke(app, ["validate", str(example), "--base-dir", str(ASSETS)])
+        assert res.exit_code == 0, res.output
+
+
 @pytest.mark.parametrize("example", ASIF_EXAMPLES, ids=lambda p: p.stem)
 def test_convert_writes_the_files_beside_the_output_when_told_where_they_are(tmp_path, example):
     out = tmp_path / "out.asif.json"

@@ -80,6 +80,7 @@ def _run_every_command(tmp: Path, doc: Any, fmt: str) -> None:
                 ["convert", str(src), "--to", other, "--no-residual", "-o", str(tmp / "out2.json")],
                 ["view", str(src), "-o", str(tmp / "page.html")],
                 ["inspect", str(src)],
+                ["diff", str(src), str(src)],
                 ["validate", str(src)],
                 *(["request", str(src), "--for", p, "--pending", "as-error", "-o", str(tmp / "r.json")]
                   for p in PROVIDERS)]
