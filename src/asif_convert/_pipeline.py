@@ -303,7 +303,12 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     or the parsed document (a ``dict``); anything else raises ``UsageError``. The input may be
     an ASIF package; with ``package`` the output is one (``to`` must be ASIF). A document already
     in the format ``to`` is a checked copy: validated like any input, written back unchanged
-    (re-indented or compacted), with no losses."""
+    (re-indented or compacted), with no losses of its own.
+
+    The files the session embeds by path come with the result when their bytes are at hand (a
+    package's members, files read under ``Options.artifacts_root``): ``Result.files`` (to write
+    beside an ASIF output) and ``Result.artifacts`` (under an artifacts folder). Each other one
+    is a ``file_not_carried`` loss in ``Result.losses`` (not written into the output)."""
     return convert_into(data, None, to=to, source=source, options=options, name=name, compact=compact,
                         limits=limits, package=package)
 
