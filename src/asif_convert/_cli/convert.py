@@ -221,18 +221,19 @@ def _tell(result: Result, name: str, output: str, options: Options, size: int, l
                else "a checked copy records none")
         err(f"  note: --fail-on {', '.join(void)}: converting {result.source_format} to {result.target_format} "
             f"records no loss of {'this kind' if len(void) == 1 else 'these kinds'}; {can}")
-    _tell_files(result, artifacts_written)
+    _tell_files(result, artifacts_written, options.on_loss)
     warn_input_problems(result.warnings)
     if size > limits.max_bytes:
         err(f"  note: the output is {size:,} bytes, more than --max-bytes {limits.max_bytes:,}: "
             "give a larger --max-bytes to read it back")
 
 
-def _tell_files(result: Result, artifacts_written: bool) -> None:
-    """Name every file the session embeds by path that did not come with the output: never
-    silence (docs/packages.md, *Files named by path*)."""
+def _tell_files(result: Result, artifacts_written: bool, on_loss: str) -> None:
+    """Name every file the session embeds by path that did not come with the output (a loss:
+    said unless --on-loss ignore; --report lists them too; docs/packages.md, *Files named by
+    path*), and the files at hand that were not written."""
     for loss in result.losses:
-        if loss.kind == FILE_NOT_CARRIED:
+        if loss.kind == FILE_NOT_CARRIED and on_loss != "ignore":
             err(f"  note: {loss.explanation.partition(': ')[2]}")
     if result.artifacts and not artifacts_written:
         names = ", ".join(sorted(result.artifacts)[:5]) + (", ..." if len(result.artifacts) > 5 else "")
