@@ -647,7 +647,7 @@ class SessionBuilder:
 
     def _add(self, body: Body, actor_id: str, event_id: str | None, time: str | Opt) -> Event:
         event = Event(id=event_id or f"e{len(self.events) + 1}", sequence=len(self.events), actor_id=actor_id,
-                      body=body, provenance=self.provenance, time=time)
+                      body=body, provenance=msgspec.structs.replace(self.provenance), time=time)
         self.events.append(event)
         return event
 
