@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from asif_convert import convert
+from asif_convert import Options, convert
 from asif_convert._cli.app import app
 from asif_convert._formats.continuity import state
 
@@ -33,7 +33,9 @@ ASIF_DOCS = [json.loads(p.read_bytes()) for p in [*sorted(GOLDEN.glob("*.asif.js
 KNOWN_KEYS = sorted({f for cls in vars(state).values() if isinstance(cls, type) and issubclass(cls, msgspec.Struct)
                      for f in cls.__struct_fields__})
 # exports that carry the converter's own native states (residual, losses, carried records)
-CONTINUITY_DOCS = [convert(p.read_bytes(), to="continuity").document for p in ASIF_EXAMPLES[:8]]
+CONTINUITY_DOCS = [convert(p.read_bytes(), to="continuity").document for p in ASIF_EXAMPLES[:8]] + [
+    convert(p.read_bytes(), to="continuity", options=Options(source_pointers=True, residual=residual)).document
+    for p in ASIF_EXAMPLES[8:10] for residual in (True, False)]  # (back-pointers: the sources/1 state)
 
 
 def _sites(doc: Any, want: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
