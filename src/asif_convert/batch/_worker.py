@@ -149,7 +149,8 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
 
     try:
         result = convert(data, to=spec.to, source=spec.source, options=options, name=task.input,
-                         compact=spec.compact, limits=spec.limits, package=spec.package)
+                         compact=spec.compact, limits=spec.limits, package=spec.package,
+                         beside=None if storage.is_url(task.input) else task.input)
     except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
         status = _STATUS.get(type(exc), INVALID if isinstance(exc, InvalidInput) else INTERNAL)
         return _finish(res, t0, status=status, error=str(exc), problems=_problems(getattr(exc, "problems", [])))
@@ -226,12 +227,13 @@ def _not_carried(res: FileResult, files: dict[str, bytes]) -> None:
     res.not_carried = sorted({*(res.not_carried or ()), *files})
 
 
-def _problems(problems: list[Problem]) -> list[dict[str, str]]:
-    return [{"rule": p.rule, "path": p.path, "message": p.message} for p in problems[:MAX_PROBLEMS]]
+def _problems(problems: list[Problem]) -> list[dict[str, Any]]:
+    return [{"rule": p.rule, "path": p.path, "message": p.message, **({"line": p.line} if p.line else {})}
+            for p in problems[:MAX_PROBLEMS]]
 
 
 def _finish(res: FileResult, t0: float, *, status: str | None = None, error: str | None = None,
-            problems: list[dict[str, str]] | None = None) -> FileResult:
+            problems: list[dict[str, Any]] | None = None) -> FileResult:
     if status is not None:
         res.status = status
     if error is not None:
