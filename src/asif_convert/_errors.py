@@ -27,10 +27,12 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     message: str
     severity: Literal["error", "warning"] = "error"
+    line: int | None = None  # 1-based line of a line-oriented input; None for a JSON document
 
     def render(self) -> str:
         where = _CONTROL.sub(_escaped, self.path or "/")  # a key or member name may hold any character
-        return f"{where}: {self.message} [{self.rule}]"
+        at = "" if self.line is None else f"line {self.line}: "
+        return f"{at}{where}: {self.message} [{self.rule}]"
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # what a terminal would act on, not show

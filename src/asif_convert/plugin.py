@@ -46,10 +46,22 @@ from asif_convert._mapping import MappingTable, load_mapping, load_table
 
 ENTRY_POINT_GROUP = "asif_convert.formats"
 
-__all__ = ["ENTRY_POINT_GROUP", "Context", "ConversionError", "Format", "InvalidInput", "Ledger", "MappingTable",
-           "Options", "Problem", "UsageError", "load_mapping"]
+__all__ = ["ENTRY_POINT_GROUP", "Context", "ConversionError", "Format", "InvalidInput", "Ledger", "Lines",
+           "MappingTable", "Options", "Problem", "Record", "UsageError", "load_mapping"]
 
 LOSS_POLICIES = ("ignore", "warn", "error")
+
+Record = tuple[int, Any]  # (1-based line number, the decoded JSON value of one complete line)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """A line-oriented input: its complete records, in file order, and what was wrong with the
+    rest (a line that is not JSON, a cut last line). Blank lines are skipped, not records."""
+
+    records: list[Record]
+    problems: list[Problem]  # each with Problem.line set; "warning" for a cut last line, else "error"
+    name: str = "<input>"  # how the input is reported (its path, or "standard input")
 
 
 @dataclass(frozen=True)

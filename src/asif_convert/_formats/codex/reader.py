@@ -1,0 +1,256 @@
+"""Codex rollout lines -> IR.
+
+Each ``response_item`` (what the model saw) becomes events through the OpenAI Responses dialect,
+one line's item at a time; the smallest difference from the dialect's rendering of them, the
+line's wrapper and the output string's encoding are kept on the line's first event
+(``native["codex/1"]``), so the writer gives the line back equal in value. Every other line
+(the header, turn settings, the UI's ``event_msg`` copies, compactions, unknown types) is kept
+verbatim, with its place, in the document's ``native["codex/1"]``, with a loss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from asif_convert import ir
+from asif_convert._codec import codec_for
+from asif_convert._dialects import difference, openai_responses
+from asif_convert._dialects.common import Pieces, Split
+from asif_convert._formats.codex import outputs
+from asif_convert._version import __version__
+from asif_convert.plugin import Context, Ledger, Lines, load_mapping
+
+NAMESPACE = "codex/1"
+TABLE_PATH = Path(__file__).with_name("codex-to-asif.toml")
+_REPORTED = ir.Provenance(mode="reported", producer="codex")
+# the actor of a message by its role; developer and system messages are what Codex injects
+ACTORS = {"user": "user", "assistant": "assistant", "developer": "codex", "system": "codex", "tool": "tool"}
+PARTICIPANTS: dict[str, ir.ParticipantKind] = {"user": "human", "assistant": "agent", "tool": "tool",
+                                               "codex": "service", openai_responses.PROVIDER: "service"}
+_CALL_ROLE = "assistant"
+_WRAPPER = ("timestamp", "type", "payload")
+
+
+def generation(first: Any) -> str | None:
+    """``rollout`` (lines ``{timestamp, type, payload}``), ``legacy`` (a bare header
+    ``{id, timestamp, ...}`` then bare items) or None (not a rollout)."""
+    if not isinstance(first, dict):
+        return None
+    if first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
+        return "rollout"
+    if "type" not in first and "payload" not in first and isinstance(first.get("id"), str) \
+            and isinstance(first.get("timestamp"), str):
+        return "legacy"
+    return None
+
+
+def item_of(line: Any, gen: str) -> dict[str, Any] | None:
+    """The Responses item a line carries, when it is a response item the dialect reads."""
+    if gen == "rollout":
+        if not (isinstance(line, dict) and line.get("type") == "response_item"):
+            return None
+        item = line.get("payload")
+    else:
+        item = line if isinstance(line, dict) and "record_type" not in line else None
+    if not isinstance(item, dict) or not openai_responses.detect(item):
+        return None
+    return item if item.get("type", "message") in openai_responses.ITEM_TYPES else None
+
+
+class Reader:
+    def __init__(self, lines: Lines, ctx: Context) -> None:
+        self.lines = lines
+        self.ctx = ctx
+        self.codec = codec_for(ctx.namespaces)
+        self.ledger: Ledger = ctx.ledger(load_mapping(TABLE_PATH))
+        self.gen = generation(lines.records[0][1]) or "rollout"
+        self.events: list[ir.Event] = []
+        self.resources: list[ir.Resource] = []
+        self.kept: list[list[Any]] = []
+        self.actors: dict[str, None] = {}
+        self.tools: dict[str, str | None] = {}  # tool name -> who runs it (None: the client)
+        self.exit_codes = _exit_codes(lines, self.gen)
+
+    def read(self) -> ir.Document:
+        records = self.lines.records
+        for index, (number, line) in enumerate(records):
+            item = item_of(line, self.gen)
+            if item is None:
+                self._keep(index, line)
+            else:
+                self._item(number, line, item)
+        for problem in self.lines.problems:
+            if problem.severity == "warning":
+                self.ledger.add("+cut-line")
+        return self._document()
+
+    def _keep(self, index: int, line: Any) -> None:
+        self.kept.append([index, line])
+        kind = line.get("type") if isinstance(line, dict) else None
+        if index == 0:
+            self.ledger.add("session_meta")
+        elif kind in ("turn_context", "compacted", "event_msg"):
+            self.ledger.add(kind)
+        else:
+            self.ledger.add("other", about=str(kind or line.get("record_type", "?")) if isinstance(line, dict) else "?")
+
+    def _item(self, number: int, line: dict[str, Any], item: dict[str, Any]) -> None:
+        eid = f"line-{number}"
+        kind = item.get("type", "message")
+        role = item["role"] if kind == "message" else "tool" if kind in openai_responses.OUTPUTS else _CALL_ROLE
+        split = openai_responses.split(item, role, eid)
+        events = self._events(eid, role, split)
+        native: dict[str, Any] = {}
+        if self.gen == "rollout":
+            stamp = line.get("timestamp")
+            if isinstance(stamp, str):
+                events[0].time = stamp
+            else:  # (the event's time holds a string one)
+                native["t"] = stamp
+            extra = {k: v for k, v in line.items() if k not in _WRAPPER}
+            if extra or list(line)[:3] != list(_WRAPPER):
+                native["w"] = {"keys": list(line), "extra": extra}
+        if split.options:
+            native["style"] = split.options
+        encodings = self._outcomes(events)
+        if encodings:
+            native["enc"] = encodings
+        rendered = render_item(self.codec, role, split.options, events, split.resources, encodings)
+        diff = difference.diff(rendered, item)
+        if diff is not None:
+            native["d"] = diff
+        events[0].native = {NAMESPACE: native}
+        self.events += events
+        self.resources += split.resources
+        self.ledger.add("+dialects", "event", eid)
+        for opaque_kind in split.opaque:
+            self.ledger.add("+dialect-opaque-block", "event", eid, about=opaque_kind)
+
+    def _events(self, eid: str, role: str, split: Split) -> list[ir.Event]:
+        out: list[ir.Event] = []
+
+        def add(body: ir.Body, actor: str) -> None:
+            self.actors[actor] = None
+            out.append(ir.Event(id=eid if not out else f"{eid}/{len(out)}", sequence=0, actor_id=actor,
+                                provenance=_REPORTED, body=body))
+
+        if split.parts is not None:
+            add(ir.Message(role=role if role in ACTORS else "unknown", parts=split.parts),  # type: ignore[arg-type]
+                ACTORS.get(role, "codex"))
+        for call in split.calls:
+            self.tools.setdefault(call.name, call.server)
+            add(ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
+                            arguments_status=call.status), call.server or "assistant")
+        for result in split.results:
+            add(ir.ToolResult(call_id=result.call_id, result_index=0, terminal=True, outcome=result.outcome,
+                              parts=result.parts), result.server or "tool")
+        return out
+
+    def _outcomes(self, events: list[ir.Event]) -> dict[str, Any]:
+        """Decode each result's output string: its text, its outcome; the JSON encoding's metadata
+        (by result index) for the way back."""
+        encodings: dict[str, Any] = {}
+        k = -1
+        for ev in events:
+            if not isinstance(ev.body, ir.ToolResult):
+                continue
+            k += 1
+            body = ev.body
+            if len(body.parts) != 1 or not isinstance(body.parts[0], ir.TextPart) or body.outcome != "unknown":
+                continue
+            text, metadata, code = outputs.decode(body.parts[0].text)
+            if metadata is not None:
+                encodings[str(k)] = metadata
+                body.parts = [ir.TextPart(text=text)]
+            code = code if code is not None else self.exit_codes.get(body.call_id)
+            if code is not None:
+                body.outcome = outputs.outcome(code)
+                self.ledger.add("+outcome", "event", ev.id)
+        return encodings
+
+    def _document(self) -> ir.Document:
+        for sequence, ev in enumerate(self.events):
+            ev.sequence = sequence
+        meta = self.lines.records[0][1]
+        meta = meta.get("payload", {}) if self.gen == "rollout" else meta
+        sid = meta.get("id") if isinstance(meta.get("id"), str) and meta.get("id") else "codex-session"
+        ids = [ev.id for ev in self.events]
+        head = ids[-1] if ids else None
+        self.ledger.add("+participants")
+        self.ledger.add("+checkpoint", "checkpoint", "head:main")
+        participants = [ir.Participant(id=a, kind=PARTICIPANTS.get(a, "unknown"), name=a) for a in self.actors]
+        native = {"generation": self.gen, "lines": len(self.lines.records), "kept": self.kept}
+        return ir.Document(
+            capture=self._capture(sid),
+            session=ir.Session(id=sid, native_ids=[ir.NativeId(provider="codex", namespace="session_id", value=sid)]),
+            participants=participants, events=self.events, tools=self._tools(),
+            branches=[ir.Branch(id="main", event_ids=ids, head_event_id=head)],
+            resources=self.resources,
+            checkpoints=[ir.Checkpoint(id="head:main", branch_id="main", at_event_id=head, knowledge="unknown",
+                                       status="unknown")],
+            coverage=_coverage(),
+            native={NAMESPACE: native},
+        )
+
+    def _tools(self) -> list[ir.Tool]:
+        """The tools the calls name: a rollout records no contracts (input_schema true)."""
+        if self.tools:
+            self.ledger.add("+tools")
+        return [ir.Tool(id=name, name=name, description="", input_schema=True,
+                        server_identity=server if server is not None else ir.UNSET)
+                for name, server in self.tools.items()]
+
+    def _capture(self, sid: str) -> ir.Capture:
+        digest = hashlib.sha256(msgspec.json.encode([line for _, line in self.lines.records])).hexdigest()
+        producer = ir.Producer(name="asif-convert", version=__version__)
+        return ir.Capture(id=f"asif-convert:{digest[:32]}", producer=producer, consistency="unknown",
+                          boundary=f"Translation of one Codex CLI rollout of session {sid!r} "
+                                   f"({len(self.lines.records)} lines, sha256 of their values {digest}). "
+                                   "Only what the rollout holds is included.")
+
+
+def _exit_codes(lines: Lines, gen: str) -> dict[str, int]:
+    """Exit codes by call id, from ``exec_command_end`` and ``patch_apply_end`` lines."""
+    found: dict[str, int] = {}
+    if gen != "rollout":
+        return found
+    for _, line in lines.records:
+        payload = line.get("payload") if isinstance(line, dict) and line.get("type") == "event_msg" else None
+        if not isinstance(payload, dict) or not isinstance(payload.get("call_id"), str):
+            continue
+        if payload.get("type") == "exec_command_end" and type(payload.get("exit_code")) is int:
+            found[payload["call_id"]] = payload["exit_code"]
+        elif payload.get("type") == "patch_apply_end" and isinstance(payload.get("success"), bool):
+            found[payload["call_id"]] = 0 if payload["success"] else 1
+    return found
+
+
+def render_item(codec: Any, role: str, options: dict[str, Any], events: list[ir.Event],
+                resources: list[ir.Resource] | dict[str, dict[str, Any]], encodings: dict[str, Any]) -> Any:
+    """The item the dialect renders for a line's events, with the output strings re-encoded as
+    the line had them (``encodings``: the JSON encoding's metadata by result index)."""
+    parts = next((ev.body.parts for ev in events if isinstance(ev.body, ir.Message)), [])
+    pieces = Pieces(role=role, parts=[codec.dump_part(p) for p in parts],
+                    calls=[codec.dump_body(ev.body) for ev in events if isinstance(ev.body, ir.ToolCall)],
+                    results=[codec.dump_body(ev.body) for ev in events if isinstance(ev.body, ir.ToolResult)],
+                    resources=resources if isinstance(resources, dict) else {r.id: codec.dump(r) for r in resources})
+    item = openai_responses.render(pieces, options)
+    if encodings and isinstance(item, dict) and isinstance(item.get("output"), str):
+        metadata = encodings.get("0")
+        if metadata is not None:
+            item = {**item, "output": outputs.encode_json(item["output"], metadata)}
+    return item
+
+
+def _coverage() -> list[ir.Coverage]:
+    said: dict[str, tuple[ir.CoverageStatus, str]] = {
+        "participants": ("partial", "Participants synthesized from the roles of the response items."),
+        "conversation": ("complete", "Every response item of the rollout (what the model saw)."),
+        "native": ("complete", "Every other line kept verbatim under codex/1."),
+    }
+    other: tuple[ir.CoverageStatus, str] = ("not_inspected", "Not read from a Codex rollout.")
+    return [ir.Coverage(scope=s, status=said.get(s, other)[0], detail=said.get(s, other)[1]) for s in ir.SCOPES]

@@ -1,0 +1,230 @@
+"""The codex format: Codex CLI rollouts in and out (corpus/codex/, docs/codex.md).
+
+The real Codex CLI (tests/agents/) is the judge: a rollout converted to ASIF and back resumes
+with the same history as the original; a session from elsewhere written as a rollout resumes
+with every text, call and result of its history in Codex's first request, or a loss names it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asif_convert import ir
+from asif_convert._formats.asif import FORMAT as ASIF
+from asif_convert._formats.codex import FORMAT as CODEX
+from asif_convert._formats.codex import fresh
+from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
+from asif_convert._pipeline import new_context
+from asif_convert.plugin import Lines, Options, Problem
+from tests.agents import codex as client
+from tests.conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
+
+ROLLOUTS = sorted((CORPUS / "codex").glob("*.jsonl"))
+# what the current Codex resumes: the legacy generation has no session_meta line (Codex refuses
+# it as empty) and a cut file is what Codex itself is still writing
+PASSTHROUGH = "internal_chat_message_metadata_passthrough"
+RESUMABLE = [p for p in ROLLOUTS if not p.name.startswith(("legacy-", "cut-"))]
+
+
+def lines_of(data: bytes, name: str = "<input>") -> Lines:
+    """Records of a JSONL input; a line that is not JSON is a problem (a warning when it is the
+    last one: the file is still being written)."""
+    records, problems = [], []
+    raw = data.split(b"\n")
+    last = max((i for i, line in enumerate(raw, 1) if line.strip()), default=0)
+    for number, line in enumerate(raw, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except ValueError:
+            problems.append(Problem(rule="json", path="", line=number, message="not a complete JSON value",
+                                    severity="warning" if number == last else "error"))
+    return Lines(records, problems, name)
+
+
+def to_asif(path: Path) -> tuple[dict[str, Any], Lines]:
+    lines = lines_of(path.read_bytes(), path.name)
+    ctx = new_context(Options())
+    return ASIF.write(CODEX.read(lines, ctx), ctx), lines
+
+
+def codex_lines(doc: dict[str, Any]) -> list[Any]:
+    ctx = new_context(Options())
+    return CODEX.write(ASIF.read(doc, ctx), ctx)
+
+
+def encode(lines: list[Any]) -> bytes:
+    return b"".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for line in lines)
+
+
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.stem)
+def test_a_rollout_to_asif_and_back_is_the_same_lines(path: Path):
+    doc, lines = to_asif(path)
+    assert [p for p in ASIF.validate(doc) if p.severity == "error"] == []
+    assert codex_lines(doc) == [value for _, value in lines.records]
+
+
+def _results(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["data"]["call_id"]: e["data"] for e in doc["events"] if e["kind"] == "tool_result"}
+
+
+def test_outcomes_come_from_the_exit_codes_the_strings_report():
+    parallel = _results(to_asif(CORPUS / "codex" / "parallel.jsonl")[0])
+    assert [parallel[c]["outcome"] for c in ("call_p1", "call_p2", "call_p3")] == ["success", "success", "error"]
+    wrapped = _results(to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")[0])
+    assert wrapped["call_w1"]["outcome"] == "error"  # "Exit code: 1"
+    assert wrapped["call_w2"]["outcome"] == "success"  # "Process exited with code 0"
+    # the JSON encoding: the text is the output inside it
+    assert wrapped["call_w3"] == {**wrapped["call_w3"], "outcome": "error",
+                                  "parts": [{"kind": "text", "text": "app.py: hunk did not apply\n"}]}
+    legacy = _results(to_asif(CORPUS / "codex" / "legacy-2025-05.jsonl")[0])
+    assert legacy["call_legacy_1"]["parts"] == [{"kind": "text", "text": "42 setup.py\n"}]
+    assert [legacy[c]["outcome"] for c in ("call_legacy_1", "call_legacy_2")] == ["success", "error"]
+
+
+def test_an_outcome_from_patch_apply_end_where_the_string_says_none(tmp_path: Path):
+    lines = [json.loads(line) for line in (CORPUS / "codex" / "wrapped-2025-10.jsonl").read_text().splitlines()]
+    for line in lines:  # the output as plain text, no exit code in it: patch_apply_end decides
+        if line["payload"].get("call_id") == "call_w3" and line["payload"]["type"] == "custom_tool_call_output":
+            line["payload"]["output"] = "app.py: hunk did not apply\n"
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(encode(lines))
+    doc, _ = to_asif(path)
+    assert _results(doc)["call_w3"]["outcome"] == "error"
+    assert codex_lines(doc) == lines
+
+
+def test_the_ui_copies_are_not_a_second_conversation():
+    doc, lines = to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")
+    texts = [p["text"] for e in doc["events"] if e["kind"] == "message" for p in e["data"]["parts"] if "text" in p]
+    assert texts.count("Run the tests.") == 1  # the response item, not its event_msg copy
+    assert any(loss["id"] == "translation:event_msg" for loss in doc["losses"])
+
+
+def test_a_cut_last_line_converts_what_is_complete_with_a_loss():
+    doc, lines = to_asif(CORPUS / "codex" / "cut-last-line.jsonl")
+    assert [p.line for p in lines.problems] == [12] and lines.problems[0].severity == "warning"
+    assert any(loss["id"] == "translation:cut-line" for loss in doc["losses"])
+    assert "call_w1" not in _results(doc)  # its output is on the cut line
+
+
+def test_unknown_lines_and_items_are_kept_with_a_loss():
+    doc, _ = to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")
+    ids = {loss["id"] for loss in doc["losses"]}
+    assert {"translation:other:future_line_type", "translation:other:response_item"} <= ids
+
+
+def test_reasoning_keeps_its_encrypted_content():
+    doc, _ = to_asif(CORPUS / "codex" / "failing-command.jsonl")
+    reasoning = [p["value"] for e in doc["events"] if e["kind"] == "message" for p in e["data"]["parts"]
+                 if p["kind"] == "structured"]
+    assert reasoning and reasoning[0]["encrypted_content"] == "gAAAAB-opaque-rs_1"
+
+
+def test_detection_takes_both_generations_and_nothing_else():
+    assert CODEX.detect([json.loads((CORPUS / "codex" / "hello.jsonl").read_text().splitlines()[0])])
+    assert CODEX.detect([json.loads((CORPUS / "codex" / "legacy-2025-05.jsonl").read_text().splitlines()[0])])
+    assert not CODEX.detect([{"type": "user", "message": {}}])
+    assert not CODEX.detect({"asif_version": "0.4"})
+
+
+def test_a_rollout_without_a_session_id_is_refused_with_its_line():
+    problems = CODEX.validate(lines_of(b'{"timestamp":"t","type":"session_meta","payload":{"cwd":"/"}}\n'))
+    assert [(p.line, p.path) for p in problems] == [(1, "/payload/id")]
+
+
+# -- from any other session ---------------------------------------------------------------
+
+
+def _fresh(doc: ir.Document, ctx: Any) -> list[Any]:
+    return fresh.write(doc, ctx, cwd="/work/project")
+
+
+@pytest.mark.parametrize("path", CONTINUITY_FILES, ids=lambda p: p.stem)
+def test_a_continuity_session_becomes_a_rollout_codex_accepts(path: Path):
+    ctx = new_context(Options())
+    lines = _fresh(CONTINUITY.read(json.loads(path.read_bytes()), ctx), ctx)
+    meta = lines[0]
+    assert meta["type"] == "session_meta"
+    assert {"id", "timestamp", "cwd", "originator", "cli_version"} <= meta["payload"].keys()
+    assert all(isinstance(line["timestamp"], str) for line in lines)
+    assert all(isinstance(line["payload"]["output"], str) for line in lines
+               if line["payload"].get("type") == "function_call_output")
+
+
+def test_an_error_outcome_is_said_in_the_output_with_a_loss():
+    ctx = new_context(Options())
+    doc = ir.Document(session=ir.Session(id="s"), participants=[], events=[
+        ir.Event(id="c", sequence=0, actor_id="a", provenance=ir.Provenance(mode="reported", producer="x"),
+                 body=ir.ToolCall(call_id="k", tool_id="Bash", arguments={"command": "false"},
+                                  arguments_status="complete")),
+        ir.Event(id="r", sequence=1, actor_id="t", provenance=ir.Provenance(mode="reported", producer="x"),
+                 body=ir.ToolResult(call_id="k", result_index=0, terminal=True, outcome="error",
+                                    parts=[ir.TextPart(text="exit 1")]))])
+    lines = _fresh(doc, ctx)
+    assert lines[-1]["payload"] == {"type": "function_call_output", "call_id": "k",
+                                    "output": f"{fresh.ERROR_LINE}\nexit 1"}
+    assert "translation:error-outcome" in {loss.id for loss in ctx.losses()}
+    assert lines[0]["payload"]["id"] == fresh.session_uuid("s") != "s"
+
+
+# -- the real client as the judge ----------------------------------------------------------
+
+
+def _history(tmp: Path, data: bytes) -> list[dict[str, Any]]:
+    """What Codex sends after resuming ``data``, in one folder every run shares (so that its
+    environment context is the same), without what differs from run to run: the ids Codex gives
+    the messages it injects, and the new turn's id and time."""
+    run = tmp / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    sent = client.resume(run, data)
+    out = []
+    for item in sent:
+        item = {k: v for k, v in item.items() if k != "id"}
+        meta = item.get(PASSTHROUGH)
+        if isinstance(meta, dict):
+            item[PASSTHROUGH] = {k: v for k, v in meta.items() if k not in ("turn_id", "create_time")}
+        out.append(item)
+    return out
+
+
+@pytest.mark.parametrize("path", RESUMABLE, ids=lambda p: p.stem)
+def test_codex_resumes_a_round_tripped_rollout_with_the_same_history(path: Path, tmp_path: Path):
+    client.require_codex()
+    doc, _ = to_asif(path)
+    assert _history(tmp_path, encode(codex_lines(doc))) == _history(tmp_path, path.read_bytes())
+
+
+def _arrived(sent: list[dict[str, Any]], doc: ir.Document, losses: list[ir.Loss]) -> None:
+    """Every text, call and result of the history is in ``sent``, in order, or a loss names it."""
+    named = {ref.id for loss in losses for ref in (loss.references or ())}
+    wire = json.dumps(sent, ensure_ascii=False)
+    at = 0
+    for ev in fresh.history(doc):
+        body = ev.body
+        wanted = [json.dumps(p.text, ensure_ascii=False)[1:-1] for p in ir.parts_of(body)
+                  if isinstance(p, ir.TextPart) and p.text] if isinstance(body, ir.Message | ir.ToolResult) \
+            else [f'"call_id": "{body.call_id}"'] if isinstance(body, ir.ToolCall) else []
+        for piece in wanted:
+            found = wire.find(piece, at)
+            if found < 0:
+                assert ev.id in named, f"{ev.id}: {piece[:80]!r} neither sent nor named by a loss"
+                continue
+            at = found
+
+
+@pytest.mark.parametrize("path", [*CONTINUITY_FILES, *ASIF_EXAMPLES], ids=lambda p: p.stem)
+def test_codex_resumes_a_session_from_elsewhere_with_its_history(path: Path, tmp_path: Path):
+    client.require_codex()
+    ctx = new_context(Options())
+    raw = json.loads(path.read_bytes())
+    doc = (ASIF if "asif_version" in raw else CONTINUITY).read(raw, ctx)
+    lines = _fresh(doc, ctx)
+    sent = client.resume(tmp_path, encode(lines))
+    _arrived(sent, doc, ctx.losses())
