@@ -19,6 +19,7 @@ from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.codex import FORMAT as CODEX
 from asif_convert._formats.codex import fresh
 from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
+from asif_convert._lines import decode_lines
 from asif_convert._pipeline import new_context
 from asif_convert.plugin import Lines, Options, Problem
 from tests.agents import codex as client
@@ -32,20 +33,7 @@ RESUMABLE = [p for p in ROLLOUTS if not p.name.startswith(("legacy-", "cut-"))]
 
 
 def lines_of(data: bytes, name: str = "<input>") -> Lines:
-    """Records of a JSONL input; a line that is not JSON is a problem (a warning when it is the
-    last one: the file is still being written)."""
-    records, problems = [], []
-    raw = data.split(b"\n")
-    last = max((i for i, line in enumerate(raw, 1) if line.strip()), default=0)
-    for number, line in enumerate(raw, 1):
-        if not line.strip():
-            continue
-        try:
-            records.append((number, json.loads(line)))
-        except ValueError:
-            problems.append(Problem(rule="json", path="", line=number, message="not a complete JSON value",
-                                    severity="warning" if number == last else "error"))
-    return Lines(records, problems, name)
+    return decode_lines(data, name)
 
 
 def to_asif(path: Path) -> tuple[dict[str, Any], Lines]:

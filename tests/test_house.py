@@ -32,7 +32,7 @@ SRC = ROOT / "src" / "asif_convert"  # the source tree, whichever copy of the pa
 LAYERS = [
     ("asif_convert._version", 0), ("asif_convert._errors", 0), ("asif_convert._resources", 0),
     ("asif_convert.ir", 1), ("asif_convert._limits", 1), ("asif_convert._mapping", 1), ("asif_convert._patch", 1),
-    ("asif_convert._codec", 2), ("asif_convert._jsonio", 2), ("asif_convert._ledger", 2),
+    ("asif_convert._codec", 2), ("asif_convert._jsonio", 2), ("asif_convert._lines", 2), ("asif_convert._ledger", 2),
     ("asif_convert._validation", 3), ("asif_convert._docs", 3), ("asif_convert._package", 3),
     ("asif_convert._signature", 3), ("asif_convert._artifacts", 3), ("asif_convert._dialects", 3),
     ("asif_convert.plugin", 4),

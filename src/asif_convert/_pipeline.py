@@ -26,10 +26,11 @@ from asif_convert._errors import (
     shown,
 )
 from asif_convert._limits import Limits, check_output, depth_message
+from asif_convert._lines import Lines, decode_lines, decode_output, encode_lines, looks_like_lines
 from asif_convert._package import is_package, read_package, write_package
-from asif_convert._registry import BUILTINS, detect, get, loss_kinds, namespaces
+from asif_convert._registry import BUILTINS, detect, detect_lines, get, loss_kinds, namespaces, registry
 from asif_convert._validation.files import path_resource_problems
-from asif_convert.plugin import Context, Format, Options
+from asif_convert.plugin import Context, Format, Options, shape
 
 # Problems a conversion can never work around; the rest (referential) become losses unless strict.
 FATAL_RULES = frozenset({"json", "schema", "io", "format"})
@@ -62,6 +63,7 @@ class Result:
     # the loss kinds this conversion could have recorded (those of the mapping tables it recorded
     # by): a kind of Options.fail_on outside them can never refuse it (none, for a checked copy)
     possible_kinds: frozenset[str] = frozenset()
+    shape: str = "document"  # "lines": the output is JSON Lines, and ``document`` the list of its lines' values
 
     @property
     def document(self) -> Any:
@@ -70,7 +72,8 @@ class Result:
         if self.streamed:
             raise _StreamedOutput("the output went to the sink convert_into() was given: read it from there")
         if self._document is _UNDECODED:
-            self._document = msgspec.json.decode(self._json if self._json is not None else self.output)
+            self._document = decode_output(self.output) if self.shape == "lines" else \
+                msgspec.json.decode(self._json if self._json is not None else self.output)
         return self._document
 
     def loss_counts(self) -> Counter[str]:
@@ -145,7 +148,7 @@ def read_session(data: DocumentInput, *, source: str | None = None, options: Opt
 # Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
 # millisecond to create at import (its methods are generated and compiled), a Struct a hundredth.
 class _Input(msgspec.Struct):
-    raw: Any  # the document as checked JSON values
+    raw: Any  # the document as checked JSON values (a Lines, for a format of JSON Lines)
     format: Format
     name: str  # what to report it under
     files: dict[str, bytes]  # a package's files, by member name (empty for a plain document)
@@ -163,10 +166,56 @@ def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | N
             raise InvalidInput([Problem(rule="package", path="/session.json", message=(
                 f"a package carries an ASIF session, not a {fmt.name} document"))], name)
         return _Input(pkg.document, fmt, name, pkg.files, bytes(data))
-    raw, name = decoded(data, name, limits)
     as_bytes = bytes(data) if isinstance(data, bytes | bytearray | memoryview) else (
         data.encode("utf-8", "surrogatepass") if isinstance(data, str) else None)
+    forced = get(source) if source else None
+    if as_bytes is not None and (forced is None or shape(forced) == "lines"):
+        try:
+            raw = _decode_any(as_bytes, forced, name, limits)
+        except InvalidInput as exc:
+            if isinstance(data, str) and forced is None:
+                raw, name = decoded(data, name, limits)  # (a str's own hint)
+            raise exc
+    else:
+        raw, name = decoded(data, name, limits)
     return _Input(raw, format_of(raw, source, name), name, {}, as_bytes)
+
+
+def _decode_any(data: bytes, forced: Format | None, name: str, limits: Limits) -> Any:
+    """The input as one JSON document, or as :class:`Lines` when it is JSON Lines: several
+    lines of which the first decodes alone, or a format of JSON Lines claims (or ``forced``
+    is one). One line holding one object is a document unless only a format of JSON Lines
+    claims it (or ``forced`` is one): then it is one record."""
+    lines_forced = forced is not None
+    if looks_like_lines(data) and _first_line_decodes(data):
+        return decode_lines(data, name, limits)
+    try:
+        doc = jsonio.decode(data, name, limits)
+    except InvalidInput:
+        if lines_forced or looks_like_lines(data):  # a first line that is not JSON, a cut one
+            lines = decode_lines(data, name, limits)
+            if lines_forced or detect(lines) is not None:
+                return lines
+        raise
+    one_line = b"\n" not in data.strip()
+    if lines_forced and not one_line:  # one document over several lines: not JSON Lines
+        assert forced is not None
+        other = detect(doc)
+        if other is not None:
+            raise WrongFormat(other, forced, name)
+        raise InvalidInput([Problem(rule="format", path="", message=(
+            f"one JSON document written over several lines, not JSON Lines; expected {forced.description}"))], name)
+    if one_line and isinstance(doc, dict) and (lines_forced or (detect(doc) is None and detect_lines([doc]))):
+        return Lines(records=[(1, doc)], problems=[], name=name)
+    return doc
+
+
+def _first_line_decodes(data: bytes) -> bool:
+    stripped = data.lstrip()
+    try:
+        return isinstance(msgspec.json.decode(stripped[:stripped.find(b"\n")]), dict)
+    except msgspec.DecodeError:
+        return False
 
 
 def _read_path(path: os.PathLike[str], name: str, limits: Limits) -> tuple[bytes, str]:
@@ -246,20 +295,32 @@ def non_json_value(document: Any, limits: Limits) -> Problem:
 def format_of(raw: Any, source: str | None, name: str) -> Format:
     """The format ``source`` names, or the detected one. A document forced into a format it
     plainly is not (another installed format claims it) is refused in one line, rather than with
-    every schema error of the wrong format."""
+    every schema error of the wrong format. ``raw`` is a parsed document, or :class:`Lines`."""
+    lines = isinstance(raw, Lines)
     if source:
         fmt = get(source)
-        if not fmt.detect(raw):
+        if lines != (shape(fmt) == "lines"):  # (a parsed document, forced into a format of lines)
+            raise InvalidInput([Problem(rule="format", path="", message=(
+                f"expected {fmt.description}, which is JSON Lines: pass its bytes, text or path"))], name)
+        if not fmt.detect(raw.first() if lines else raw):
             other = detect(raw)
             if other is not None and other.name != fmt.name:
                 raise WrongFormat(other, fmt, name)
-            if not isinstance(raw, dict):  # one line saying what it is, not every schema error
+            if not lines and not isinstance(raw, dict):  # one line saying what it is, not every schema error
                 raise InvalidInput([_not_an_object(raw, f"expected {fmt.description}")], name)
         return fmt
     found = detect(raw)
     if found is None:
-        raise InvalidInput([_unknown_format(raw)], name)
+        raise InvalidInput([_unknown_lines(raw) if lines else _unknown_format(raw)], name)
     return found
+
+
+def _unknown_lines(lines: Lines) -> Problem:
+    known = "; ".join(f.description for f in registry().values() if shape(f) == "lines") or "none is installed"
+    if not lines.records:
+        return next((p for p in lines.problems), Problem(rule="format", path="", message="no record"))
+    return Problem(rule="format", path="", line=lines.records[0][0], message=(
+        f"JSON Lines of no installed format; expected one of: {known}"))
 
 
 def _not_an_object(raw: Any, expected: str) -> Problem:
@@ -373,8 +434,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
             _check_written(dst, out, problems, ctx, name)
         losses = ctx.losses()
         _apply_loss_policy(losses, options, name)
-        output = jsonio.encode(out, compact=compact)
-        check_output(output, out, limits, name)  # what we write must read back under these limits
+        output = _encoded(dst, out, compact, limits, name)
         counts, document = _counts(out), out
     embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
     session = None
@@ -385,12 +445,29 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
                   warnings=problems, files=embedded, artifacts=artifacts,
                   artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
                   _json=session if document is _UNDECODED else None, streamed=streamed,
-                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds))
+                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds),
+                  shape=shape(dst))
+
+
+def _encoded(dst: Format, out: Any, compact: bool, limits: Limits, name: str) -> bytes:
+    """The output's bytes, which must read back under ``limits``: JSON Lines for a format of that
+    shape (always compact), else one document."""
+    if shape(dst) == "lines":
+        return encode_lines(out, limits, name)
+    output = jsonio.encode(out, compact=compact)
+    check_output(output, out, limits, name)  # what we write must read back under these limits
+    return output
+
+
+def problems_of(fmt: Format, raw: Any) -> list[Problem]:
+    """Every problem of a decoded input: a format of JSON Lines is told its records' problems,
+    and the lines that are not records (not JSON, cut) come first."""
+    return [*raw.problems, *fmt.validate(raw)] if isinstance(raw, Lines) else fmt.validate(raw)
 
 
 def _input_problems(src: Format, raw: Any, options: Options, name: str) -> list[Problem]:
     """The input's problems, when none refuses it (strict: none at all): they become warnings."""
-    problems = src.validate(raw)
+    problems = problems_of(src, raw)
     fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
     if fatal:
         raise InvalidInput(fatal, name)
@@ -427,7 +504,8 @@ def _point_at_the_source(found: _Input, src: Format, dst: Format, ctx: Context, 
 def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context, name: str) -> None:
     """Output validation: an invalid output is the input's fault when it carries the input's own
     problems or records of the target format, else a bug of the writer."""
-    bad = [p for p in dst.validate(out) if p.severity == "error"]
+    written = Lines(records=list(enumerate(out, 1)), problems=[], name=name) if shape(dst) == "lines" else out
+    bad = [p for p in dst.validate(written) if p.severity == "error"]
     if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:
         raise InvalidInput(problems, name)  # the input's own problems, carried into the output: not a bug
     if bad and ctx.carries_target_records:
@@ -441,6 +519,8 @@ def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context,
 
 
 def _counts(doc: Any) -> dict[str, int]:
+    if isinstance(doc, list):  # JSON Lines: its lines
+        return {"lines": len(doc)}
     return {k: len(v) for k, v in doc.items() if isinstance(v, list)} if isinstance(doc, dict) else {}
 
 
@@ -453,14 +533,15 @@ def _copy(found: _Input, problems: list[Problem], options: Options, compact: boo
     raw, fmt, name = found.raw, found.format, found.name
     if options.validate and any(p.severity == "error" for p in problems):
         raise InvalidInput(problems, name)  # the input's own problems: a copy would repeat them
-    output = jsonio.encode(raw, compact=compact)
-    check_output(output, raw, limits, name)
+    if isinstance(raw, Lines):  # its complete records (a cut last line is a warning, and not copied)
+        raw = [value for _, value in raw.records]
+    output = _encoded(fmt, raw, compact, limits, name)
     embedded = {path: found.files[path] for path in _path_resources(raw) if path in found.files} \
         if fmt.name == "asif" else {}
     if package:
         output = write_package(output, packaged_files(raw, found.files, name))
     return Result(output=output, source_format=fmt.name, target_format=fmt.name, losses=[],
-                  warnings=problems, files=embedded, counts=_counts(raw), _document=raw)
+                  warnings=problems, files=embedded, counts=_counts(raw), _document=raw, shape=shape(fmt))
 
 
 def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
@@ -523,7 +604,7 @@ def validate_as(document: DocumentInput, *, format: str | None = None, base_dir:
         raw, fmt = load(document, source=format, name=name, limits=limits)
     except InvalidInput as exc:
         return None, exc.problems
-    problems = fmt.validate(raw)
+    problems = problems_of(fmt, raw)
     if base_dir is not None and fmt.name == "asif" and not any(p.rule == "schema" for p in problems):
         problems += path_resource_problems(raw, base_dir)
     return fmt.name, problems

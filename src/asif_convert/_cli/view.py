@@ -61,7 +61,8 @@ def view(files: Annotated[list[str], typer.Argument(
     session, compare two documents, or see a whole batch at a glance."""
     if not 1 <= len(files) <= 2:
         usage_error(f"view takes one or two files, not {len(files)}")
-    manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX)
+    # a *.jsonl file is a manifest when its first line is a file record (a session may be JSON Lines too)
+    manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX) and _first_line_is_a_record(files[0])
     if (pages is not None or outdir is not None) and not manifest and files != ["-"]:  # (stdin: once read)
         usage_error(PAGES_WITH_A_MANIFEST)
     if outdir is not None and pages is None:
@@ -94,6 +95,14 @@ def view(files: Annotated[list[str], typer.Argument(
 
 PAGES_WITH_A_MANIFEST = "--pages and --outdir go with a batch manifest (*.jsonl, or one on standard input)"
 _RECORD_KEYS = frozenset({"input", "status", "target_format"})  # what every manifest line has
+
+
+def _first_line_is_a_record(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return a_manifest(fh.readline(1 << 20))
+    except OSError:
+        return True  # the report says why it cannot be read
 
 
 def a_manifest(data: bytes) -> bool:

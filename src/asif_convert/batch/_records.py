@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -54,7 +54,7 @@ class FileResult(msgspec.Struct, kw_only=True):
     losses: dict[str, int] = {}
     warnings: int = 0
     error: str | None = None
-    problems: list[dict[str, str]] = []
+    problems: list[dict[str, Any]] = []
     seconds: dict[str, float] = {}
     settings: str = ""
     run: str = ""

@@ -181,12 +181,13 @@ def _unchanged(spec: Spec, task: Task, res: FileResult, options: Options) -> boo
     return replay_digest(files, expect.artifacts_read) == expect.artifacts_sha256
 
 
-def _problems(problems: list[Problem]) -> list[dict[str, str]]:
-    return [{"rule": p.rule, "path": p.path, "message": p.message} for p in problems[:MAX_PROBLEMS]]
+def _problems(problems: list[Problem]) -> list[dict[str, Any]]:
+    return [{"rule": p.rule, "path": p.path, "message": p.message, **({"line": p.line} if p.line else {})}
+            for p in problems[:MAX_PROBLEMS]]
 
 
 def _finish(res: FileResult, t0: float, *, status: str | None = None, error: str | None = None,
-            problems: list[dict[str, str]] | None = None) -> FileResult:
+            problems: list[dict[str, Any]] | None = None) -> FileResult:
     if status is not None:
         res.status = status
     if error is not None:

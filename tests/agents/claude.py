@@ -1,0 +1,245 @@
+"""Run the real Claude Code against a mock model server: a temporary HOME, a temporary project.
+
+Never the real home directory: every run gets ``HOME`` set to a folder the caller made (usually
+pytest's tmp_path), and the environment is built from nothing but ``PATH`` and what the client
+needs to talk to 127.0.0.1 only. A run is bounded by a timeout; on timeout or any failure the
+client's whole process group is killed by its pid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+AGENTS = Path(__file__).resolve().parent
+CLAUDE = AGENTS / "node_modules" / ".bin" / "claude"
+# Tools the client may run without asking, inside the temporary project only. Not
+# `--permission-mode bypassPermissions`: the client refuses it when run as root.
+ALLOWED_TOOLS = "Bash,Read,Edit,Write,Agent,Task,Glob,Grep"
+RUN_TIMEOUT = 120.0  # seconds for one client run; a run usually takes 1-3 s
+
+
+class ClientMissing(Exception):
+    """The pinned client is not installed (``npm ci --prefix tests/agents``)."""
+
+
+def find_claude() -> Path:
+    """The pinned Claude Code binary, or ClientMissing saying how to install it."""
+    if not CLAUDE.exists():
+        raise ClientMissing(f"Claude Code is not installed at {CLAUDE}: "
+                            "run `npm ci --prefix tests/agents --no-audit --no-fund`")
+    return CLAUDE
+
+
+def encode_cwd(cwd: Path | str) -> str:
+    """The folder name under ``~/.claude/projects/`` for a working directory."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+
+
+def client_env(home: Path, base_url: str) -> dict[str, str]:
+    """The whole environment of a client run: no variable of the caller's leaks in but PATH."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TZ": "UTC",
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-test",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+    }
+
+
+@dataclass
+class Run:
+    """One finished client run."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def check(self) -> Run:
+        if self.returncode != 0:
+            raise AssertionError(f"claude {' '.join(self.args)} exited {self.returncode}\n"
+                                 f"stdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-2000:]}")
+        return self
+
+
+def run_process(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str, str]:
+    """Run ``argv`` in its own process group; on timeout kill the group by its pid, then raise."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        out, err = proc.communicate()
+        raise AssertionError(f"{argv[0]} timed out after {timeout:.0f} s\nstdout: {out[-2000:]}\n"
+                             f"stderr: {err[-2000:]}") from None
+    finally:
+        if proc.poll() is None:
+            kill_group(proc.pid)
+    kill_group(proc.pid)  # anything the client left running in its group
+    return proc.returncode, out, err
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@dataclass
+class ClaudeCode:
+    """A temporary HOME and project for the real client, talking to ``base_url``.
+
+    ``home`` and ``project`` are created if missing; ``project`` is the client's working
+    directory, so its sessions live in ``sessions_dir``.
+    """
+
+    home: Path
+    project: Path
+    base_url: str
+    binary: Path = field(default_factory=find_claude)
+    timeout: float = RUN_TIMEOUT
+
+    def __post_init__(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.project.mkdir(parents=True, exist_ok=True)
+        if Path(self.home).resolve() == Path.home().resolve():
+            raise AssertionError("refusing to run the client against the real home directory")
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.home / ".claude" / "projects" / encode_cwd(self.project.resolve())
+
+    def session_file(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{session_id}.jsonl"
+
+    def run(self, *args: str, timeout: float | None = None) -> Run:
+        argv = [str(self.binary), *args]
+        code, out, err = run_process(argv, self.project, client_env(self.home, self.base_url),
+                                     timeout or self.timeout)
+        return Run(list(args), code, out, err)
+
+    def prompt(self, text: str, *options: str) -> Run:
+        """A new print-mode session; the tools in ALLOWED_TOOLS run without asking."""
+        return self.run("-p", f"--allowedTools={ALLOWED_TOOLS}", *options, text)
+
+    def resume(self, session_id: str, text: str, *options: str) -> Run:
+        return self.run("-p", f"--allowedTools={ALLOWED_TOOLS}", "--resume", session_id, *options, text)
+
+    def place(self, transcript: Path | bytes, session_id: str,
+              subagents: dict[str, bytes] | None = None) -> Path:
+        """Put a transcript (and its ``subagents/`` files by name) where ``--resume`` finds it."""
+        target = self.session_file(session_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(transcript if isinstance(transcript, bytes) else transcript.read_bytes())
+        for name, data in (subagents or {}).items():
+            sub = self.sessions_dir / session_id / "subagents" / name
+            sub.parent.mkdir(parents=True, exist_ok=True)
+            sub.write_bytes(data)
+        return target
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    """The JSON values of a transcript's complete lines (a cut or broken line is skipped)."""
+    values = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                values.append(json.loads(line))
+            except ValueError:
+                continue
+    return values
+
+
+# -- what the client sends after resuming ------------------------------------------------------
+
+# The one text the client puts before the first user message on every run (its user context:
+# today's date, and CLAUDE.md files when there are any; the temporary HOME and project have none).
+USER_CONTEXT = re.compile(
+    r"<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
+    r"# currentDate\nToday's date is \d{4}-\d{2}-\d{2}\.\n\n"
+    r"      IMPORTANT: this context may or may not be relevant to your tasks\. You should not respond "
+    r"to this context unless it is highly relevant to your task\.\n</system-reminder>\n\n?")
+
+
+@dataclass
+class Resumed:
+    """A resume run: the first conversation request the client sent, and the transcript around it."""
+
+    run: Run
+    request: dict[str, Any]
+    prompt: str
+    before: list[Any]  # the transcript's records as placed
+    after: list[Any]  # the transcript's records once the run ended (the client appends to it)
+
+    def history(self) -> list[dict[str, Any]]:
+        """The request's messages as the resumed file gave them, without the client's additions.
+
+        Removed, each identified exactly: the messages from the new prompt on (the prompt, and the
+        agent and skill listings the client sends beside it); the assistant records the client
+        appended to the file during this run before the prompt (its "No response requested."
+        answer to a file that ends with a user turn); the user-context reminder it puts first in
+        the first user message; and the ``cache_control`` marks it puts on the last blocks.
+        """
+        messages = [strip_cache_control(m) for m in self.request["messages"]]
+        end = _prompt_index(messages, self.prompt)
+        history = messages[:end]
+        for added in reversed(self._appended_before_prompt()):
+            if history and history[-1]["role"] == "assistant" and \
+                    history[-1]["content"] == added["message"]["content"]:
+                history.pop()
+            else:
+                raise AssertionError(f"the client appended {added['uuid']} but did not send it last")
+        if history and history[0]["role"] == "user" and isinstance(history[0]["content"], list):
+            first = history[0]["content"]
+            if first and first[0].get("type") == "text" and USER_CONTEXT.fullmatch(first[0]["text"]):
+                history[0] = dict(history[0], content=first[1:])
+        return history
+
+    def _appended_before_prompt(self) -> list[Any]:
+        new = self.after[len(self.before):]
+        added = []
+        for record in new:
+            if not isinstance(record, dict):
+                continue
+            if record.get("type") == "user" and _prompt_text(record) == self.prompt:
+                break
+            if record.get("type") == "assistant":
+                added.append(record)
+        return added
+
+
+def strip_cache_control(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    return dict(message, content=[{k: v for k, v in block.items() if k != "cache_control"}
+                                  if isinstance(block, dict) else block for block in content])
+
+
+def _prompt_index(messages: list[dict[str, Any]], prompt: str) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] == "user" and isinstance(message["content"], list) and \
+                {"type": "text", "text": prompt} in message["content"]:
+            return index
+    raise AssertionError(f"the new prompt {prompt!r} is not in the request")
+
+
+def _prompt_text(record: dict[str, Any]) -> Any:
+    content = (record.get("message") or {}).get("content")
+    if isinstance(content, list) and content and isinstance(content[-1], dict):
+        return content[-1].get("text")
+    return content
