@@ -21,7 +21,7 @@ from asif_convert._formats.codex import fresh
 from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
 from asif_convert._lines import decode_lines
 from asif_convert._pipeline import new_context
-from asif_convert.plugin import Lines, Options, Problem
+from asif_convert.plugin import Lines, Options
 from tests.agents import codex as client
 from tests.conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
 

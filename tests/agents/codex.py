@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.agents.server import MockModel, mock_model
+from tests.agents.mock_server import MockModelServer, ResponsesScript, responses_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "tests" / "agents" / "node_modules" / ".bin" / "codex"
@@ -36,7 +36,7 @@ def require_codex() -> Path:
     return CODEX
 
 
-def provider_config(server: MockModel, provider: str) -> list[str]:
+def provider_config(server: MockModelServer, provider: str) -> list[str]:
     """``-c`` options that send provider ``provider`` to the mock server. Codex resumes a rollout
     only under its recorded provider; the built-in ``openai`` can only be re-based."""
     base = f"{server.base_url}/v1"
@@ -79,7 +79,7 @@ class Sandbox:
         return sorted((self.codex_home / "sessions").rglob("rollout-*.jsonl"))
 
 
-def run(sandbox: Sandbox, server: MockModel, args: list[str], *, provider: str = PROVIDER,
+def run(sandbox: Sandbox, server: MockModelServer, args: list[str], *, provider: str = PROVIDER,
         model: str = MODEL, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     command = [str(require_codex()), "exec", "--skip-git-repo-check", *provider_config(server, provider),
                "-m", model, *args]
@@ -109,9 +109,9 @@ def resume(tmp: Path, data: bytes, *, prompt: str = "next prompt", session_id: s
     provider = provider or meta.get("model_provider") or PROVIDER
     sandbox = Sandbox(tmp).make()
     place(sandbox, session_id, data)
-    with mock_model(tmp / "mock") as server:
+    script = ResponsesScript()
+    with MockModelServer(responses_routes(script)) as server:
         done = run(sandbox, server, ["resume", session_id, prompt], provider=provider)
-        requests = server.requests("/v1/responses")
-    if not requests:
+    if not script.conversation:
         raise AssertionError(f"Codex sent no request (exit {done.returncode}): {done.stderr[-2000:]}")
-    return list(requests[0]["input"])
+    return list(script.conversation[0].body["input"])

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agents import codex
-from tests.agents.server import mock_model
+from tests.agents.mock_server import MockModelServer, ResponsesScript, responses_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "corpus" / "codex"
@@ -102,8 +102,8 @@ def make(name: str) -> Path:
     sandbox = codex.Sandbox(root).make()
     shutil.copy(IMAGE, sandbox.project / IMAGE.name)
     session_id = ""
-    for number, (options, prompt, replies) in enumerate(runs):
-        with mock_model(root / f"mock{number}", replies) as server:
+    for options, prompt, replies in runs:
+        with MockModelServer(responses_routes(ResponsesScript(replies))) as server:
             args = ["--dangerously-bypass-approvals-and-sandbox",
                     *[o.replace("{id}", session_id) for o in options], "--", prompt]
             done = codex.run(sandbox, server, args)
