@@ -132,7 +132,7 @@ def test_the_clients_answer_to_a_trailing_user_turn_is_not_history(claude_code):
     assert resumed.history() == [
         {"role": "user", "content": [text("hello")]},
         {"role": "assistant", "content": [text("hi")]},
-        {"role": "user", "content": "second"}]
+        {"role": "user", "content": [text("second")]}]
 
 
 def test_a_broken_parent_chain_cuts_the_history_the_client_sends(claude_code):

@@ -270,7 +270,7 @@ def test_private_modules_are_named_so():
 
 def test_every_library_error_derives_from_conversion_error():
     data = CONTINUITY_FILES[0].read_bytes()
-    with pytest.raises(UsageError, match="unknown format 'xml'; installed: asif, codex, continuity"):
+    with pytest.raises(UsageError, match="unknown format 'xml'; installed: asif, claude-code, codex, continuity"):
         convert(data, to="xml")
     with pytest.raises(ConversionError):
         convert(data, to="asif", source="nope")
@@ -313,7 +313,7 @@ def test_an_unknown_format_name_is_a_usage_error_everywhere(args, tmp_path):
     argv = [a.format(f=CONTINUITY_FILES[0], out=tmp_path / "out") for a in args]
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 2, res.output
-    assert "unknown format 'nope'; installed: asif, codex, continuity" in res.stderr
+    assert "unknown format 'nope'; installed: asif, claude-code, codex, continuity" in res.stderr
     assert "internal error" not in res.stderr
 
 

@@ -73,12 +73,13 @@ class Run:
         return self
 
 
-def run_process(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str, str]:
+def run_process(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
+                stdin: str | None = None) -> tuple[int, str, str]:
     """Run ``argv`` in its own process group; on timeout kill the group by its pid, then raise."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(proc.pid)
         out, err = proc.communicate()
@@ -111,6 +112,7 @@ class ClaudeCode:
     base_url: str
     binary: Path = field(default_factory=find_claude)
     timeout: float = RUN_TIMEOUT
+    extra_env: dict[str, str] = field(default_factory=dict)  # client settings for one scenario
 
     def __post_init__(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -125,10 +127,10 @@ class ClaudeCode:
     def session_file(self, session_id: str) -> Path:
         return self.sessions_dir / f"{session_id}.jsonl"
 
-    def run(self, *args: str, timeout: float | None = None) -> Run:
+    def run(self, *args: str, timeout: float | None = None, stdin: str | None = None) -> Run:
         argv = [str(self.binary), *args]
-        code, out, err = run_process(argv, self.project, client_env(self.home, self.base_url),
-                                     timeout or self.timeout)
+        env = client_env(self.home, self.base_url) | self.extra_env
+        code, out, err = run_process(argv, self.project, env, timeout or self.timeout, stdin)
         return Run(list(args), code, out, err)
 
     def prompt(self, text: str, *options: str) -> Run:
@@ -138,17 +140,30 @@ class ClaudeCode:
     def resume(self, session_id: str, text: str, *options: str) -> Run:
         return self.run("-p", f"--allowedTools={ALLOWED_TOOLS}", "--resume", session_id, *options, text)
 
-    def place(self, transcript: Path | bytes, session_id: str,
-              subagents: dict[str, bytes] | None = None) -> Path:
-        """Put a transcript (and its ``subagents/`` files by name) where ``--resume`` finds it."""
+    def place(self, transcript: Path | bytes, session_id: str, files: dict[str, bytes] | None = None) -> Path:
+        """Put a transcript where ``--resume`` finds it, and ``files`` (paths relative to the
+        project's session folder: ``<id>/subagents/agent-<a>.jsonl``, ``agent-<a>.jsonl``) beside it."""
         target = self.session_file(session_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(transcript if isinstance(transcript, bytes) else transcript.read_bytes())
-        for name, data in (subagents or {}).items():
-            sub = self.sessions_dir / session_id / "subagents" / name
-            sub.parent.mkdir(parents=True, exist_ok=True)
-            sub.write_bytes(data)
+        for name, data in (files or {}).items():
+            extra = (self.sessions_dir / name).resolve()
+            if not extra.is_relative_to(self.sessions_dir.resolve()):
+                raise AssertionError(f"{name} is outside the session folder")
+            extra.parent.mkdir(parents=True, exist_ok=True)
+            extra.write_bytes(data)
         return target
+
+
+def session_folder(folder: Path) -> tuple[Path, dict[str, bytes]]:
+    """A project folder of the client's layout holding one session: the session file (the one
+    ``.jsonl`` not named ``agent-*``) and every other file in the folder, by relative path."""
+    sessions = [p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-")]
+    if len(sessions) != 1:
+        raise AssertionError(f"{folder} holds {len(sessions)} sessions, not one")
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+             if p.is_file() and p != sessions[0]}
+    return sessions[0], files
 
 
 def read_jsonl(path: Path) -> list[Any]:
@@ -187,46 +202,56 @@ class Resumed:
     def history(self) -> list[dict[str, Any]]:
         """The request's messages as the resumed file gave them, without the client's additions.
 
-        Removed, each identified exactly: the messages from the new prompt on (the prompt, and the
-        agent and skill listings the client sends beside it); the assistant records the client
-        appended to the file during this run before the prompt (its "No response requested."
-        answer to a file that ends with a user turn); the user-context reminder it puts first in
-        the first user message; and the ``cache_control`` marks it puts on the last blocks.
+        Each addition is identified exactly, never by a loose match:
+        - the message of the new prompt and what the client sends beside it (its agent and skill
+          listings), i.e. everything from the last user message holding the prompt's text block;
+        - the records the client appended to the file during this run before the prompt (to a
+          file whose last record is not an assistant turn it adds "Continue from where you left
+          off." and its own "No response requested."): their blocks, at the end of the history;
+        - the user-context reminder it puts first in the first user message (USER_CONTEXT);
+        - the ``cache_control`` marks it puts on the last blocks.
+        Content given as a string is read as one text block, and consecutive messages of one role
+        as one message (the client merges them too), so two files that differ only there compare
+        equal.
         """
-        messages = [strip_cache_control(m) for m in self.request["messages"]]
-        end = _prompt_index(messages, self.prompt)
-        history = messages[:end]
-        for added in reversed(self._appended_before_prompt()):
-            if history and history[-1]["role"] == "assistant" and \
-                    history[-1]["content"] == added["message"]["content"]:
-                history.pop()
+        messages = [_normalized(m) for m in self.request["messages"]]
+        blocks = [(m["role"], b) for m in messages[:_prompt_index(messages, self.prompt)] for b in m["content"]]
+        for record in reversed(self._appended_before_prompt()):
+            for block in reversed(_normalized(record["message"])["content"]):
+                if not blocks or blocks[-1] != (record["message"]["role"], block):
+                    raise AssertionError(f"the client appended record {record.get('uuid')} "
+                                         f"but its {block!r} is not where the history ends")
+                blocks.pop()
+        if blocks and blocks[0][0] == "user" and blocks[0][1].get("type") == "text" and \
+                USER_CONTEXT.fullmatch(blocks[0][1].get("text", "")):
+            blocks.pop(0)
+        history: list[dict[str, Any]] = []
+        for role, block in blocks:
+            if history and history[-1]["role"] == role:
+                history[-1]["content"].append(block)
             else:
-                raise AssertionError(f"the client appended {added['uuid']} but did not send it last")
-        if history and history[0]["role"] == "user" and isinstance(history[0]["content"], list):
-            first = history[0]["content"]
-            if first and first[0].get("type") == "text" and USER_CONTEXT.fullmatch(first[0]["text"]):
-                history[0] = dict(history[0], content=first[1:])
+                history.append({"role": role, "content": [block]})
         return history
 
     def _appended_before_prompt(self) -> list[Any]:
-        new = self.after[len(self.before):]
         added = []
-        for record in new:
-            if not isinstance(record, dict):
+        for record in self.after[len(self.before):]:
+            if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
                 continue
-            if record.get("type") == "user" and _prompt_text(record) == self.prompt:
+            if record["type"] == "user" and _prompt_text(record) == self.prompt:
                 break
-            if record.get("type") == "assistant":
-                added.append(record)
+            added.append(record)
         return added
 
 
-def strip_cache_control(message: dict[str, Any]) -> dict[str, Any]:
+def _normalized(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with its content as a list of blocks and no ``cache_control`` marks."""
     content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    return dict(message, content=[{k: v for k, v in block.items() if k != "cache_control"}
-                                  if isinstance(block, dict) else block for block in content])
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    blocks = [{k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+              for block in content or []]
+    return {"role": message.get("role"), "content": blocks}
 
 
 def _prompt_index(messages: list[dict[str, Any]], prompt: str) -> int:

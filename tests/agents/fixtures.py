@@ -58,9 +58,10 @@ class ClaudeHarness:
                                  require_client(find_claude))
 
     def resume(self, transcript: Path | bytes, session_id: str = SESSION_ID,
-               subagents: dict[str, bytes] | None = None, prompt: str = NEXT_PROMPT) -> Resumed:
-        """Resume ``transcript`` with ``prompt``: the first conversation request of that run."""
-        placed = self.client.place(transcript, session_id, subagents)
+               files: dict[str, bytes] | None = None, prompt: str = NEXT_PROMPT) -> Resumed:
+        """Resume ``transcript`` (with its subagent ``files``, see ClaudeCode.place) with ``prompt``:
+        the first conversation request of that run."""
+        placed = self.client.place(transcript, session_id, files)
         before = read_jsonl(placed)
         seen = len(self.script.conversation)
         run = self.client.resume(session_id, prompt).check()

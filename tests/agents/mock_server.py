@@ -13,6 +13,7 @@ so a script stays a list of the turns that matter.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -61,7 +62,7 @@ class MockModelServer:
         self.requests: list[Recorded] = []
         self.errors: list[str] = []  # handler failures, so a test can show them
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="mock-model-server",
                                         daemon=True)
@@ -103,6 +104,14 @@ class MockModelServer:
             self.errors.append(f"{request.path}: {type(exc).__name__}: {exc}")
             return Reply(status=500, json_body={"type": "error", "error": {
                 "type": "api_error", "message": f"mock: {type(exc).__name__}: {exc}"}})
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client closing its connection early (it got what it needed) is no error worth a trace."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 def _make_handler(server: MockModelServer) -> type[BaseHTTPRequestHandler]:
@@ -224,15 +233,16 @@ def anthropic_reply(request: Recorded, message: dict[str, Any]) -> Reply:
 class AnthropicScript:
     """Answers ``POST /v1/messages`` from a script of assistant turns.
 
-    ``turns`` are lists of content blocks (or callables that build them from the request), one per
-    conversation request, in order. A request ``is_side(body)`` says is no part of the
-    conversation (by default: one without tools, such as a title request) gets ``side_text``
-    instead and consumes nothing. When the script is used up, the reply is ``done_text``.
+    ``turns`` are lists of content blocks, or ``{"content": blocks, "usage": {...}}`` to report other
+    token counts, or callables that build either from the request body; one per conversation
+    request, in order. The reply's model is the requested one unless ``model`` is given. A request
+    ``is_side(body)`` says is no part of the conversation (by default: one without tools, such as
+    a title request) gets ``side_text`` instead and consumes nothing. When the script is used up,
+    the reply is ``done_text``.
     """
 
-    def __init__(self, turns: Iterable[list[dict[str, Any]] | Callable[[Any], list[dict[str, Any]]]] = (),
-                 side_text: str = "Mock title", done_text: str = "Done.",
-                 is_side: Callable[[Any], bool] | None = None, model: str = MODEL):
+    def __init__(self, turns: Iterable[Any] = (), side_text: str = "Mock title", done_text: str = "Done.",
+                 is_side: Callable[[Any], bool] | None = None, model: str | None = None):
         self.turns = list(turns)
         self.side_text = side_text
         self.done_text = done_text
@@ -243,16 +253,21 @@ class AnthropicScript:
         self._lock = threading.Lock()
 
     def __call__(self, request: Recorded) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        model = self.model or body.get("model") or MODEL
         with self._lock:
             self._count += 1
             message_id = f"msg_mock{self._count:04d}"
-            if self.is_side(request.body):
-                return anthropic_reply(request, anthropic_message([text(self.side_text)], message_id,
-                                                                  self.model))
+            if self.is_side(body):
+                return anthropic_reply(request, anthropic_message([text(self.side_text)], message_id, model))
             self.conversation.append(request)
             turn = self.turns.pop(0) if self.turns else [text(self.done_text)]
-        blocks = turn(request.body) if callable(turn) else turn
-        return anthropic_reply(request, anthropic_message(blocks, message_id, self.model))
+        if callable(turn):
+            turn = turn(body)
+        fields = turn if isinstance(turn, dict) else {"content": turn}
+        message = anthropic_message(fields["content"], message_id, model)
+        message["usage"].update(fields.get("usage", {}))
+        return anthropic_reply(request, message)
 
 
 def _no_tools(body: Any) -> bool:

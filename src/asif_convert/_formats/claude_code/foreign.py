@@ -1,0 +1,178 @@
+"""Any session (a continuity export, an ASIF document) as a transcript ``claude --resume``
+continues: the active branch's messages, calls and results as user and assistant records in
+one parentUuid chain, each response's pieces one record per block as the client writes them.
+
+What the client needs and the session lacks is made and said (a loss each): a UUID for every
+record and for the session, a timestamp on the last record, a model on assistant records
+(``<synthetic>``, the client's own marker for a response no model produced). What it would
+drop or the API refuse is left out and said: a call with no result, a result with no call,
+reasoning without Claude's signature, a part with no block."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import msgspec
+
+from asif_convert import ir
+from asif_convert._dialects import REASONING, anthropic
+from asif_convert._dialects.common import Pieces
+from asif_convert._formats.claude_code.records import TOOL_USE_RESULT
+from asif_convert._ledger import Ledger
+
+EPOCH = "1970-01-01T00:00:00.000Z"
+SYNTHETIC_MODEL = "<synthetic>"
+_ANTHROPIC_PARTS = (REASONING, anthropic.SEARCH_RESULT)
+
+
+def _uuid(*names: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "asif-convert:" + ":".join(names)))
+
+
+def session_uuid(session_id: str) -> str:
+    """The session's id when it is a UUID (Claude Code names the file after it), else one made from it."""
+    try:
+        return str(uuid.UUID(session_id))
+    except ValueError:
+        return _uuid("session", session_id)
+
+
+def active_branch(doc: ir.Document) -> ir.Branch | None:
+    """The branch whose head checkpoint is active (or waiting, idle), else ``main``, else the first."""
+    lively = {c.branch_id for c in doc.checkpoints if c.status in ("active", "waiting", "idle")}
+    return next((b for b in doc.branches if b.id in lively), None) or \
+        next((b for b in doc.branches if b.id == "main"), None) or (doc.branches[0] if doc.branches else None)
+
+
+class _Writer:
+    def __init__(self, doc: ir.Document, ledger: Ledger) -> None:
+        self.doc, self.ledger = doc, ledger
+        self.session = session_uuid(doc.session.id)
+        self.resources = {r.id: msgspec.to_builtins(r) for r in doc.resources}
+        self.executions = {x.id: x for x in doc.executions}
+        self.out: list[dict[str, Any]] = []
+        self.parent: str | None = None
+        self.turn: str | None = None  # the message id of the assistant turn being written
+        self.written_calls: set[str] = set()
+
+    def record(self, kind: str, message: dict[str, Any], ev: ir.Event, k: int = 0) -> dict[str, Any]:
+        rid = _uuid(self.doc.session.id, ev.id, str(k))
+        rec: dict[str, Any] = {"parentUuid": self.parent, "isSidechain": False, "userType": "external",
+                               "sessionId": self.session, "type": kind, "message": message, "uuid": rid}
+        if isinstance(ev.time, str):
+            rec["timestamp"] = ev.time
+        self.out.append(rec)
+        self.parent = rid
+        return rec
+
+    def blocks(self, parts: list[ir.Part], ev: ir.Event) -> list[Any]:
+        kept = []
+        for p in parts:
+            if isinstance(p, ir.StructuredPart) and p.schema == REASONING:
+                signed = isinstance(p.value, dict) and (
+                    (p.value.get("type") == "thinking" and isinstance(p.value.get("signature"), str)
+                     and p.value["signature"]) or (p.value.get("type") == "redacted_thinking"
+                                                   and isinstance(p.value.get("data"), str)))
+                if not signed:
+                    self.ledger.add("parts[].reasoning", "event", ev.id)
+                    continue
+            elif isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT:
+                continue
+            elif isinstance(p, ir.OpaquePart) or (isinstance(p, ir.StructuredPart)
+                                                  and p.schema not in _ANTHROPIC_PARTS) \
+                    or (isinstance(p, ir.ResourcePart) and p.resource_id not in self.resources):
+                self.ledger.add("parts[]", "event", ev.id)
+                continue
+            kept.append(msgspec.to_builtins(p))
+        pieces = Pieces(role="user", parts=kept, calls=[], results=[], resources=self.resources)
+        return anthropic.render(pieces, {})
+
+    def model(self, ev: ir.Event) -> str:
+        x = self.executions.get(ev.execution_id) if isinstance(ev.execution_id, str) else None
+        name = x.model.get("name") if x is not None and isinstance(x.model, dict) else None
+        if isinstance(name, str) and name:
+            return name
+        self.ledger.add("executions[].model", "event", ev.id)
+        return SYNTHETIC_MODEL
+
+    def assistant(self, ev: ir.Event, blocks: list[Any]) -> None:
+        if self.turn is None:
+            self.turn = "msg_" + _uuid(self.doc.session.id, "response", ev.id).replace("-", "")[:24]
+        model = self.model(ev)
+        for k, block in enumerate(blocks):
+            self.record("assistant", {"id": self.turn, "type": "message", "role": "assistant", "model": model,
+                                      "content": [block], "stop_reason": None, "stop_sequence": None}, ev, k)
+
+    def event(self, ev: ir.Event, answered: set[str]) -> None:
+        body = ev.body
+        if isinstance(body, ir.Message) and body.role == "assistant":
+            self.assistant(ev, self.blocks(body.parts, ev))
+        elif isinstance(body, ir.Message):
+            if body.role != "user":
+                self.ledger.add("events[].role", "event", ev.id)
+            self.turn = None
+            content = self.blocks(body.parts, ev)
+            if content:
+                self.record("user", {"role": "user", "content": content}, ev)
+        elif isinstance(body, ir.ToolCall):
+            if body.call_id not in answered:
+                self.ledger.add("events[].tool_call", "event", ev.id)
+                return
+            self.written_calls.add(body.call_id)
+            self.assistant(ev, [{"type": "tool_use", "id": body.call_id, "name": self._tool_name(body.tool_id),
+                                 "input": body.arguments if isinstance(body.arguments, dict) else {}}])
+        elif isinstance(body, ir.ToolResult):
+            self.result(ev, body)
+        else:
+            self.ledger.add("events[]", "event", ev.id, about=ev.kind)
+
+    def _tool_name(self, tool_id: str) -> str:
+        tool = next((t for t in self.doc.tools if t.id == tool_id), None)
+        return tool.name if tool is not None else tool_id
+
+    def result(self, ev: ir.Event, body: ir.ToolResult) -> None:
+        if body.call_id not in self.written_calls:
+            self.ledger.add("events[].tool_result", "event", ev.id)
+            return
+        self.written_calls.discard(body.call_id)  # (one result per call: the client takes one)
+        self.turn = None
+        shown = [p for p in body.parts if not (isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT)]
+        blocks = self.blocks(shown, ev)
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": body.call_id,
+                                 "content": blocks[0]["text"] if len(blocks) == 1 and blocks[0].get("type") == "text"
+                                 else blocks}
+        if body.outcome == "error":
+            block["is_error"] = True
+        rec = self.record("user", {"role": "user", "content": [block]}, ev)
+        structured = next((p.value for p in body.parts
+                           if isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT), None)
+        if structured is not None:
+            rec["toolUseResult"] = structured
+
+
+def write(doc: ir.Document, ledger: Ledger) -> list[dict[str, Any]]:
+    branch = active_branch(doc)
+    for b in doc.branches:
+        if branch is not None and b.id != branch.id:
+            ledger.add("branches[]", "branch", b.id)
+    by_id = {ev.id: ev for ev in doc.events}
+    events = [by_id[e] for e in branch.event_ids if e in by_id] if branch is not None else list(doc.events)
+    answered = {ev.body.call_id for ev in events if isinstance(ev.body, ir.ToolResult)}
+    writer = _Writer(doc, ledger)
+    if writer.session != doc.session.id or events:
+        ledger.add("events[].id")
+    for ev in events:
+        writer.event(ev, answered)
+    _timestamp_the_leaf(writer.out, ledger, events)
+    return writer.out
+
+
+def _timestamp_the_leaf(out: list[dict[str, Any]], ledger: Ledger, events: list[ir.Event]) -> None:
+    """Claude Code finds no conversation whose last record has no timestamp: the nearest earlier
+    time, or the epoch, said as made."""
+    if not out or "timestamp" in out[-1]:
+        return
+    earlier = next((r["timestamp"] for r in reversed(out) if "timestamp" in r), None)
+    out[-1]["timestamp"] = earlier or next((ev.time for ev in reversed(events) if isinstance(ev.time, str)), EPOCH)
+    ledger.add("events[].time")
