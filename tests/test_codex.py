@@ -23,6 +23,7 @@ from asif_convert._lines import decode_lines
 from asif_convert._pipeline import new_context
 from asif_convert.plugin import Lines, Options
 from tests.agents import codex as client
+from tests.agents.judge import arrived
 from tests.conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
 
 ROLLOUTS = sorted((CORPUS / "codex").glob("*.jsonl"))
@@ -189,24 +190,6 @@ def test_codex_resumes_a_round_tripped_rollout_with_the_same_history(path: Path,
     assert _history(tmp_path, encode(codex_lines(doc))) == _history(tmp_path, path.read_bytes())
 
 
-def _arrived(sent: list[dict[str, Any]], doc: ir.Document, losses: list[ir.Loss]) -> None:
-    """Every text, call and result of the history is in ``sent``, in order, or a loss names it."""
-    named = {ref.id for loss in losses for ref in (loss.references or ())}
-    wire = json.dumps(sent, ensure_ascii=False)
-    at = 0
-    for ev in fresh.history(doc):
-        body = ev.body
-        wanted = [json.dumps(p.text, ensure_ascii=False)[1:-1] for p in ir.parts_of(body)
-                  if isinstance(p, ir.TextPart) and p.text] if isinstance(body, ir.Message | ir.ToolResult) \
-            else [f'"call_id": "{body.call_id}"'] if isinstance(body, ir.ToolCall) else []
-        for piece in wanted:
-            found = wire.find(piece, at)
-            if found < 0:
-                assert ev.id in named, f"{ev.id}: {piece[:80]!r} neither sent nor named by a loss"
-                continue
-            at = found
-
-
 @pytest.mark.parametrize("path", [*CONTINUITY_FILES, *ASIF_EXAMPLES], ids=lambda p: p.stem)
 def test_codex_resumes_a_session_from_elsewhere_with_its_history(path: Path, tmp_path: Path):
     client.require_codex()
@@ -215,4 +198,4 @@ def test_codex_resumes_a_session_from_elsewhere_with_its_history(path: Path, tmp
     doc = (ASIF if "asif_version" in raw else CONTINUITY).read(raw, ctx)
     lines = _fresh(doc, ctx)
     sent = client.resume(tmp_path, encode(lines))
-    _arrived(sent, doc, ctx.losses())
+    assert arrived(sent, fresh.history(doc), ctx.losses()) == []

@@ -39,7 +39,7 @@ LAYERS = [
     ("asif_convert._formats", 5),
     ("asif_convert._registry", 6),
     ("asif_convert._pipeline", 7), ("asif_convert._summary", 8), ("asif_convert._compare", 8),
-    ("asif_convert._request", 8),
+    ("asif_convert._request", 8), ("asif_convert._handoff", 8),
     ("asif_convert.batch", 9), ("asif_convert._view", 10),
     ("asif_convert._cli", 11),
     ("asif_convert", 12),  # the package root re-exports the public surface

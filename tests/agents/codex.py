@@ -106,9 +106,15 @@ def resume(tmp: Path, data: bytes, *, prompt: str = "next prompt", session_id: s
     """Resume rollout ``data`` in the real Codex; the ``input`` of the first request it sent."""
     meta = meta_of(data)
     session_id = session_id or meta["id"]
-    provider = provider or meta.get("model_provider") or PROVIDER
     sandbox = Sandbox(tmp).make()
     place(sandbox, session_id, data)
+    return resume_placed(sandbox, session_id, provider or meta.get("model_provider") or PROVIDER, prompt)
+
+
+def resume_placed(sandbox: Sandbox, session_id: str, provider: str = "openai",
+                  prompt: str = "next prompt") -> list[dict[str, Any]]:
+    """Resume session ``session_id`` already in the sandbox's CODEX_HOME; the ``input`` of the
+    first request Codex sent."""
     script = ResponsesScript()
     with MockModelServer(responses_routes(script)) as server:
         done = run(sandbox, server, ["resume", session_id, prompt], provider=provider)
