@@ -21,6 +21,7 @@ from asif_convert._codec import codec_for
 from asif_convert._dialects import difference, openai_responses
 from asif_convert._dialects.common import Pieces, Split
 from asif_convert._formats.codex import outputs
+from asif_convert._formats.codex.state import State
 from asif_convert._version import __version__
 from asif_convert.plugin import Context, Ledger, Lines, load_mapping
 
@@ -74,6 +75,24 @@ class Reader:
         self.actors: dict[str, None] = {}
         self.tools: dict[str, str | None] = {}  # tool name -> who runs it (None: the client)
         self.exit_codes = _exit_codes(lines, self.gen)
+        self.state = State(self._add_event, lambda: self.events[-1].id if self.events else None)
+        meta = self._meta()
+        provider = meta.get("model_provider")
+        self.provider = provider if isinstance(provider, str) else None
+
+    def _meta(self) -> dict[str, Any]:
+        first = self.lines.records[0][1]
+        meta = first.get("payload") if self.gen == "rollout" else first
+        return meta if isinstance(meta, dict) else {}
+
+    def _add_event(self, eid: str, body: ir.Body, time: str | None) -> None:
+        """An event of a line that is not a response item (a turn's start or end, new settings, a
+        compaction): the client's own doing."""
+        self.actors["codex"] = None
+        self.events.append(ir.Event(id=eid, sequence=0, actor_id="codex", provenance=_REPORTED, body=body,
+                                    time=time if time is not None else ir.UNSET,
+                                    execution_id=body.execution_id if isinstance(body, ir.ExecutionTransition)
+                                    else ir.UNSET))
 
     def read(self) -> ir.Document:
         records = self.lines.records
@@ -81,8 +100,10 @@ class Reader:
             item = item_of(line, self.gen)
             if item is None:
                 self._keep(index, line)
+                self.state.line(number, line, self.provider)
             else:
                 self._item(number, line, item)
+        self.state.finish()
         for problem in self.lines.problems:
             if problem.severity == "warning":
                 self.ledger.add("+cut-line")
@@ -124,6 +145,9 @@ class Reader:
         if diff is not None:
             native["d"] = diff
         events[0].native = {NAMESPACE: native}
+        if self.state.execution is not None:
+            for ev in events:
+                ev.execution_id = self.state.execution.id
         self.events += events
         self.resources += split.resources
         self.ledger.add("+dialects", "event", eid)
@@ -140,7 +164,7 @@ class Reader:
 
         if split.parts is not None:
             add(ir.Message(role=role if role in ACTORS else "unknown", parts=split.parts),  # type: ignore[arg-type]
-                ACTORS.get(role, "codex"))
+                "codex" if _injected(split.parts) else ACTORS.get(role, "codex"))
         for call in split.calls:
             self.tools.setdefault(call.name, call.server)
             add(ir.ToolCall(call_id=call.call_id, tool_id=call.name, arguments=call.arguments,
@@ -184,7 +208,15 @@ class Reader:
         self.ledger.add("+checkpoint", "checkpoint", "head:main")
         participants = [ir.Participant(id=a, kind=PARTICIPANTS.get(a, "unknown"), name=a) for a in self.actors]
         native = {"generation": self.gen, "lines": len(self.lines.records), "kept": self.kept}
+        state = self.state
+        extras = {"configurations": list(state.configurations.values()), "environments": state.environments,
+                  **({"usage": state.usage} if state.usage else {})}
+        for scope, key in (("executions", "+executions"), ("configuration", "+configurations"),
+                           ("usage", "+usage"), ("contexts", "+compaction")):
+            if scope in state.mapped:
+                self.ledger.add(key)
         return ir.Document(
+            executions=state.executions, contexts=state.contexts, extras=extras,
             capture=self._capture(sid),
             session=ir.Session(id=sid, native_ids=[ir.NativeId(provider="codex", namespace="session_id", value=sid)]),
             participants=participants, events=self.events, tools=self._tools(),
@@ -192,7 +224,7 @@ class Reader:
             resources=self.resources,
             checkpoints=[ir.Checkpoint(id="head:main", branch_id="main", at_event_id=head, knowledge="unknown",
                                        status="unknown")],
-            coverage=_coverage(),
+            coverage=_coverage(state.mapped),
             native={NAMESPACE: native},
         )
 
@@ -211,6 +243,15 @@ class Reader:
                           boundary=f"Translation of one Codex CLI rollout of session {sid!r} "
                                    f"({len(self.lines.records)} lines, sha256 of their values {digest}). "
                                    "Only what the rollout holds is included.")
+
+
+# user messages Codex writes itself at the start of turns: the environment, AGENTS.md and the user's
+# configured instructions (they look like speech; the user did not say them)
+_INJECTED = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>")
+
+
+def _injected(parts: list[ir.Part]) -> bool:
+    return bool(parts) and all(isinstance(p, ir.TextPart) and p.text.startswith(_INJECTED) for p in parts)
 
 
 def _exit_codes(lines: Lines, gen: str) -> dict[str, int]:
@@ -246,11 +287,24 @@ def render_item(codec: Any, role: str, options: dict[str, Any], events: list[ir.
     return item
 
 
-def _coverage() -> list[ir.Coverage]:
+def _coverage(mapped: set[str]) -> list[ir.Coverage]:
     said: dict[str, tuple[ir.CoverageStatus, str]] = {
         "participants": ("partial", "Participants synthesized from the roles of the response items."),
         "conversation": ("complete", "Every response item of the rollout (what the model saw)."),
+        "branches": ("complete", "A rollout holds one history: one branch."),
+        "resources": ("partial", "The images and opaque items of the response items; files the tools touched are not."),
         "native": ("complete", "Every other line kept verbatim under codex/1."),
+        "tools": ("partial", "The tools the calls name; the rollout records no tool contracts."),
+        "executions": ("partial", "One execution per turn the task_started lines open."),
+        "configuration": ("partial", "The turn settings of turn_context lines, without instructions."),
+        "contexts": ("partial", "The replacement history of each compaction; model requests are not recorded."),
+        "usage": ("partial", "The token counts of each model request (token_count lines)."),
+        "environment": ("partial", "The working folder and git state of the session header."),
     }
     other: tuple[ir.CoverageStatus, str] = ("not_inspected", "Not read from a Codex rollout.")
-    return [ir.Coverage(scope=s, status=said.get(s, other)[0], detail=said.get(s, other)[1]) for s in ir.SCOPES]
+    return [ir.Coverage(scope=s, status=said[s][0] if s in said and (s in mapped or s not in _MAPPED) else other[0],
+                        detail=said[s][1] if s in said and (s in mapped or s not in _MAPPED) else other[1])
+            for s in ir.SCOPES]
+
+
+_MAPPED = ("executions", "configuration", "contexts", "usage", "environment")  # partial only when the rollout has them
