@@ -8,13 +8,14 @@ with every text, call and result of its history in Codex's first request, or a l
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from asif_convert import ir
+from asif_convert import convert, ir
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.codex import FORMAT as CODEX
 from asif_convert._formats.codex import fresh
@@ -24,7 +25,7 @@ from asif_convert._pipeline import new_context
 from asif_convert.plugin import Lines, Options
 from tests.agents import codex as client
 from tests.agents.judge import arrived
-from tests.conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
+from tests.conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS, GOLDEN
 
 ROLLOUTS = sorted((CORPUS / "codex").glob("*.jsonl"))
 # what the current Codex resumes: the legacy generation has no session_meta line (Codex refuses
@@ -199,3 +200,84 @@ def test_codex_resumes_a_session_from_elsewhere_with_its_history(path: Path, tmp
     lines = _fresh(doc, ctx)
     sent = client.resume(tmp_path, encode(lines))
     assert arrived(sent, fresh.history(doc), ctx.losses()) == []
+
+
+# -- what the other lines say, as ASIF ------------------------------------------------------------
+
+
+def test_turns_are_executions_with_their_transitions():
+    doc, _ = to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")
+    assert [x["status"] for x in doc["executions"]] == ["completed", "interrupted"]
+    transitions = [(e["data"]["execution_id"], e["data"]["status"]) for e in doc["events"]
+                   if e["kind"] == "execution_transition"]
+    first, second = (x["id"] for x in doc["executions"])
+    assert transitions == [(first, "running"), (first, "completed"), (second, "running"), (second, "interrupted")]
+    call = next(e for e in doc["events"] if e["kind"] == "tool_call")
+    assert call["execution_id"] == first
+
+
+def test_turn_settings_are_a_configuration_changed_only_when_they_change():
+    doc, lines = to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")
+    assert sum(1 for _, line in lines.records if line.get("type") == "turn_context") == 2  # the same settings twice
+    [config] = doc["configurations"]
+    assert config["model"] == {"model": "gpt-5-codex", "effort": "medium", "summary": "auto", "provider": "openai"}
+    assert {p["id"]: p["definition"] for p in config["policies"]}["approval_policy"] == "on-request"
+    assert [e["data"]["configuration_id"] for e in doc["events"] if e["kind"] == "configuration_change"] \
+        == [config["id"]]
+
+
+def test_token_counts_are_the_turns_usage():
+    doc, _ = to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")
+    turn = doc["executions"][0]["id"]
+    assert {(u["unit"], u["value"]) for u in doc["usage"] if u["scope_id"] == turn} >= {
+        ("input_tokens", 2600), ("output_tokens", 150), ("reasoning_output_tokens", 64)}
+    assert {u["counter"] for u in doc["usage"]} == {"delta"}
+
+
+def test_a_compaction_is_a_summary_context_with_its_replacement_history():
+    doc, lines = to_asif(CORPUS / "codex" / "compaction.jsonl")
+    compacted = next(line["payload"] for _, line in lines.records if line.get("type") == "compacted")
+    [context] = doc["contexts"]
+    assert context["purpose"] == "summary" and len(context["inputs"]) == len(compacted["replacement_history"])
+    marker = next(e for e in doc["events"] if e["kind"] == "context_checkpoint")
+    assert marker["data"] == {"context_id": context["id"], "reason": "compaction"}
+    assert any(loss["kind"] == "summarization" for loss in doc["losses"])
+
+
+def test_the_context_codex_injects_is_the_clients_not_the_users():
+    doc, _ = to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")
+    actors = {e["data"]["parts"][0]["text"][:21]: e["actor_id"] for e in doc["events"] if e["kind"] == "message"
+              and e["data"]["parts"][0]["kind"] == "text"}
+    assert actors["<environment_context>"] == "codex" and actors["Run the tests."] == "user"
+
+
+# -- goldens, both ways ----------------------------------------------------------------------------
+
+CODEX_GOLDEN = GOLDEN / "codex"
+INTO_CODEX = [*CONTINUITY_FILES, *sorted(p for p in (CORPUS / "claude-code").glob("*/*.jsonl")
+                                         if not p.name.startswith("agent-"))]
+
+
+def _golden(path: Path, out: bytes) -> None:
+    """Regenerate with ASIF_UPDATE_GOLDEN=1 after an intended change, and review the diff."""
+    if os.environ.get("ASIF_UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(out)
+    assert path.read_bytes() == out
+
+
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.stem)
+def test_a_rollout_as_asif_matches_its_golden(path: Path):
+    _golden(CODEX_GOLDEN / f"{path.stem}.asif.json", convert(path.read_bytes(), to="asif", name=path.name).output)
+
+
+@pytest.mark.parametrize("path", INTO_CODEX, ids=lambda p: f"{p.parent.name}-{p.stem}"[:40])
+def test_a_session_as_a_rollout_matches_its_golden(path: Path):
+    out = convert(path.read_bytes(), to="codex", name=path.name).output
+    _golden(CODEX_GOLDEN / f"from-{path.parent.name}-{path.stem[:16]}.jsonl", out)
+
+
+def test_no_codex_golden_without_its_source():
+    wanted = {f"{p.stem}.asif.json" for p in ROLLOUTS} | {f"from-{p.parent.name}-{p.stem[:16]}.jsonl"
+                                                          for p in INTO_CODEX}
+    assert {p.name for p in CODEX_GOLDEN.iterdir()} == wanted
