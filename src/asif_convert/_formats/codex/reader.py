@@ -75,8 +75,9 @@ class Reader:
         self.actors: dict[str, None] = {}
         self.tools: dict[str, str | None] = {}  # tool name -> who runs it (None: the client)
         self.exit_codes = _exit_codes(lines, self.gen)
-        self.state = State(self._add_event, lambda: self.events[-1].id if self.events else None)
         meta = self._meta()
+        self.sid = meta["id"] if isinstance(meta.get("id"), str) and meta["id"] else "codex-session"
+        self.state = State(self._add_event, lambda: self.events[-1].id if self.events else None, self.sid)
         provider = meta.get("model_provider")
         self.provider = provider if isinstance(provider, str) else None
 
@@ -199,9 +200,7 @@ class Reader:
     def _document(self) -> ir.Document:
         for sequence, ev in enumerate(self.events):
             ev.sequence = sequence
-        meta = self.lines.records[0][1]
-        meta = meta.get("payload", {}) if self.gen == "rollout" else meta
-        sid = meta.get("id") if isinstance(meta.get("id"), str) and meta.get("id") else "codex-session"
+        sid = self.sid
         ids = [ev.id for ev in self.events]
         head = ids[-1] if ids else None
         self.ledger.add("+participants")

@@ -34,7 +34,8 @@ def _stamp(line: dict[str, Any]) -> str | None:
 class State:
     """The ASIF records of the lines that are not response items, built as the reader meets them."""
 
-    def __init__(self, add_event: Any, last_event: Any) -> None:
+    def __init__(self, add_event: Any, last_event: Any, session_id: str) -> None:
+        self.session_id = session_id  # the scope of usage outside a turn
         self.add_event = add_event  # (event id, body, time) -> None: an event in file order
         self.last_event = last_event  # () -> the id of the latest event, or None
         self.environments: list[dict[str, Any]] = []
@@ -127,7 +128,8 @@ class State:
         last = info.get("last_token_usage") if isinstance(info, dict) else None
         if not isinstance(last, dict):
             return
-        scope, scope_id = ("execution", self.execution.id) if self.execution is not None else ("session", None)
+        running = self.execution
+        scope, scope_id = ("execution", running.id) if running is not None else ("session", self.session_id)
         for unit, value in last.items():
             if type(value) is int and value >= 0:
                 self.usage.append({"scope": scope, "scope_id": scope_id, "unit": unit, "value": value,
