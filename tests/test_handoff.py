@@ -191,3 +191,30 @@ def test_the_judge_sees_what_went_missing():
     named = ir.Loss(id="x", stage="translation", kind="dropped", explanation="x",
                     references=[ir.LossRef(type="event", id=calls[-1].id)])
     assert arrived(sent_without_last_call, calls, [named]) == []
+
+
+def _called(doc: ir.Document) -> set[str]:
+    return {ev.body.tool_id for ev in doc.events if isinstance(ev.body, ir.ToolCall)}
+
+
+def test_codex_sends_calls_to_tools_it_lacks_as_recorded(tmp_path: Path):
+    """The evidence for keeping recorded names: Claude Code's Bash, Read, Edit reach Codex's model
+    under those names, though Codex has no such tools."""
+    codex_client.require_codex()
+    path = CORPUS / "claude-code" / "tools" / "74065a23-6f82-500a-981f-470694a8a047.jsonl"
+    sandbox = codex_client.Sandbox(tmp_path).make()
+    done = handoff(path, "codex", cwd=sandbox.project, env={"HOME": str(sandbox.home)})
+    sent = codex_client.resume_placed(sandbox, done.session_id)
+    names = {item["name"] for item in sent if item.get("type") == "function_call"}
+    assert names == _called(load_session(path)) and "Bash" in names
+
+
+def test_claude_code_sends_calls_to_tools_it_lacks_as_recorded(claude_code: Any):
+    path = CORPUS / "codex" / "patch.jsonl"
+    client = claude_code.client
+    done = handoff(path, "claude-code", cwd=client.project.resolve(), env={"HOME": str(client.home)})
+    client.resume(done.session_id, "Please continue.").check()
+    sent = claude_code.script.conversation[0].body["messages"]
+    names = {b["name"] for m in sent if isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_use"}
+    assert names == _called(load_session(path)) == {"exec_command", "apply_patch"}
