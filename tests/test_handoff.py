@@ -106,6 +106,7 @@ def _files(root: Path) -> list[Path]:
 def _refused(result: Any, code: int, says: str, root: Path) -> None:
     assert result.exit_code == code, result.output
     assert result.stderr.startswith("error: ") and says in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1  # one clear line
     assert "Traceback" not in result.output
 
 
@@ -150,6 +151,7 @@ def test_an_input_that_cannot_be_read_is_refused(tmp_path: Path):
         result = _cli([*args, "--to", "codex", "--cwd", str(tmp_path)], {"HOME": str(tmp_path / "home")})
         assert result.exit_code in (1, 2), result.output
         assert result.stderr.startswith("error: ") and "Traceback" not in result.output
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "home").exists()
 
 

@@ -21,6 +21,7 @@ from asif_convert._cli.common import (
     path_option,
     usage_error,
 )
+from asif_convert._errors import InvalidInput
 from asif_convert._handoff import TARGETS, handoff
 
 TargetOpt = Annotated[str, typer.Option("--to", metavar="AGENT",
@@ -45,8 +46,12 @@ def handoff_command(input_path: InPath, to: TargetOpt, cwd: CwdOpt = None, sessi
     limits = build_limits(max_bytes, max_depth, max_string)
 
     def run() -> None:
-        done = handoff(Path(input_path), to, cwd=cwd or Path.cwd(), env=os.environ, session_id=session_id,
-                       dry_run=dry_run, limits=limits)
+        try:
+            done = handoff(Path(input_path), to, cwd=cwd or Path.cwd(), env=os.environ, session_id=session_id,
+                           dry_run=dry_run, limits=limits)
+        except InvalidInput as exc:  # one line: the file, where, and what was wrong
+            err(f"error: {exc}")
+            raise typer.Exit(exc.exit_code) from None
         verb = "would write" if dry_run else "wrote"
         typer.echo(f"{verb} {done.path}")
         typer.echo(f"continue it with: {done.command}")
