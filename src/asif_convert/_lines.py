@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -33,6 +33,9 @@ class Lines:
     records: list[Record]
     problems: list[Problem]  # each with Problem.line set; "warning" for a cut last line, else "error"
     name: str = "<input>"  # how the input is reported (its path, or "standard input")
+    # the files that belong with it in its producer's layout (a format's ``companions``), by name
+    # relative to its folder, each decoded the same way
+    parts: dict[str, Lines] = field(default_factory=dict)
 
     def first(self, count: int = 20) -> list[Any]:
         """The values of the first ``count`` complete records (what a format's detect gets)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -15,6 +16,7 @@ import msgspec
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
+from asif_convert._companions import gather
 from asif_convert._errors import (
     InternalError,
     InvalidInput,
@@ -155,9 +157,11 @@ class _Input(msgspec.Struct):
     data: bytes | None  # its bytes, when it came as bytes, text or a file (not when parsed)
 
 
-def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | None) -> _Input:
+def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | None,
+          beside: str | os.PathLike[str] | None = None) -> _Input:
     limits, name = limits or Limits(), display_name(name)  # (a name reports go to, and outputs may carry)
     if isinstance(data, os.PathLike):
+        beside = data if beside is None else beside
         data, name = _read_path(data, name, limits)
     if isinstance(data, bytes | bytearray | memoryview) and is_package(bytes(data)):
         pkg = read_package(bytes(data), name, limits)
@@ -178,7 +182,21 @@ def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | N
             raise exc
     else:
         raw, name = decoded(data, name, limits)
-    return _Input(raw, format_of(raw, source, name), name, {}, as_bytes)
+    fmt = format_of(raw, source, name)
+    if isinstance(raw, Lines) and beside is not None and hasattr(fmt, "companions"):
+        raw = _with_companions(raw, fmt, os.fspath(beside), limits)
+    return _Input(raw, fmt, name, {}, as_bytes)
+
+
+def _with_companions(lines: Lines, fmt: Any, path: str, limits: Limits) -> Lines:
+    """``lines`` with the files that belong with it in its format's layout, found beside ``path``
+    (the format's ``companions(file name, lines)`` says which: folders to list, files to read)."""
+    folders, files = fmt.companions(os.path.basename(path), lines)
+    found = gather(path, list(folders), list(files), limits)
+    if not found:
+        return lines
+    parts = {rel: decode_lines(data, f"{lines.name} ({rel})", limits) for rel, data in found.items()}
+    return dataclasses.replace(lines, parts=parts)
 
 
 def _decode_any(data: bytes, forced: Format | None, name: str, limits: Limits) -> Any:
@@ -356,21 +374,26 @@ class Sink(Protocol):
 
 def convert(data: DocumentInput, *, to: str, source: str | None = None, options: Options | None = None,
             name: str = "<input>", compact: bool = False, limits: Limits | None = None,
-            package: bool = False) -> Result:
+            package: bool = False, beside: str | os.PathLike[str] | None = None) -> Result:
     """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure.
 
     ``data`` is the document's bytes, its JSON text (``str``), an ``os.PathLike`` path to read,
     or the parsed document (a ``dict``); anything else raises ``UsageError``. The input may be
     an ASIF package; with ``package`` the output is one (``to`` must be ASIF). A document already
     in the format ``to`` is a checked copy: validated like any input, written back unchanged
-    (re-indented or compacted), with no losses."""
+    (re-indented or compacted), with no losses.
+
+    A format of JSON Lines may have files that belong with an input (a Claude Code session's
+    subagent transcripts): they are read from beside ``data`` when it is a path, or from beside
+    ``beside`` (the path the bytes were read from), inside that folder only."""
     return convert_into(data, None, to=to, source=source, options=options, name=name, compact=compact,
-                        limits=limits, package=package)
+                        limits=limits, package=package, beside=beside)
 
 
 def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str | None = None,
                  options: Options | None = None, name: str = "<input>", compact: bool = False,
-                 limits: Limits | None = None, package: bool = False) -> Result:
+                 limits: Limits | None = None, package: bool = False,
+                 beside: str | os.PathLike[str] | None = None) -> Result:
     """:func:`convert`; an output its format encodes a slice at a time (an ASIF document that
     is not a package, a continuity export) goes piece by piece to ``sink`` instead of
     ``Result.output``, which is then empty (``Result.streamed`` says so): the output never
@@ -382,7 +405,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     if not isinstance(options, Options) or not isinstance(limits, Limits):
         raise UsageError("options must be an asif_convert.Options and limits an asif_convert.Limits")
     dst = _target(to, options, package)
-    found = _read(data, source, name, limits)
+    found = _read(data, source, name, limits, beside)
     raw, src, name = found.raw, found.format, found.name
     if not options.source_pointers:  # the bytes are read from here on as decoded values: they need
         found.data = None  # not stay while the input is validated and its IR built

@@ -324,7 +324,8 @@ def batch(
                                         "converted.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
     pattern: Annotated[str, typer.Option("--pattern", metavar="GLOB",
-                                         help="Names to take when walking folders.")] = "*.json",
+                                         help="Names to take when walking folders (globs separated by "
+                                              "commas).")] = "*.json,*.jsonl",
     strict: StrictOpt = False,
     compact: CompactOpt = False,
     no_validate: NoValidateOpt = False,

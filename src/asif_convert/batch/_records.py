@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any, NamedTuple
 
 import msgspec
@@ -9,7 +10,14 @@ import msgspec
 from asif_convert import _errors as errors
 
 MANIFEST_NAME = "manifest.jsonl"
-DEFAULT_PATTERN = "*.json"
+# What a walked folder yields: JSON documents, and JSON Lines (Claude Code's sessions). A pattern
+# may list several globs, separated by commas.
+DEFAULT_PATTERN = "*.json,*.jsonl"
+
+
+def matches(name: str, pattern: str) -> bool:
+    """Whether a file name matches the pattern (any of its comma-separated globs)."""
+    return any(fnmatch.fnmatchcase(name, glob) for glob in pattern.split(","))
 
 # Outcomes. Only "ok" files are skipped by a rerun; "unchanged" is a rerun's skip and is never
 # written to the manifest (the file's earlier "ok" line stands). "refused": a symlink out of the

@@ -132,7 +132,8 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
 
     try:
         result = convert(data, to=spec.to, source=spec.source, options=options, name=task.input,
-                         compact=spec.compact, limits=spec.limits, package=spec.package)
+                         compact=spec.compact, limits=spec.limits, package=spec.package,
+                         beside=None if storage.is_url(task.input) else task.input)
     except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
         status = _STATUS.get(type(exc), INVALID if isinstance(exc, InvalidInput) else INTERNAL)
         return _finish(res, t0, status=status, error=str(exc), problems=_problems(getattr(exc, "problems", [])))

@@ -6,7 +6,7 @@ What the client needs and the session lacks is made and said (a loss each): a UU
 record and for the session, a timestamp on the last record, a model on assistant records
 (``<synthetic>``, the client's own marker for a response no model produced). What it would
 drop or the API refuse is left out and said: a call with no result, a result with no call,
-reasoning without Claude's signature, a part with no block."""
+reasoning without Claude's signature, a blank text (the API refuses it), a part with no block."""
 
 from __future__ import annotations
 
@@ -18,12 +18,22 @@ import msgspec
 from asif_convert import ir
 from asif_convert._dialects import REASONING, anthropic
 from asif_convert._dialects.common import Pieces
+from asif_convert._errors import InvalidInput, Problem
 from asif_convert._formats.claude_code.records import TOOL_USE_RESULT
 from asif_convert._ledger import Ledger
 
 EPOCH = "1970-01-01T00:00:00.000Z"
 SYNTHETIC_MODEL = "<synthetic>"
 _ANTHROPIC_PARTS = (REASONING, anthropic.SEARCH_RESULT)
+
+
+def _signed(block: Any) -> bool:
+    """Claude's own reasoning: a thinking block with its signature, or a redacted one."""
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") == "thinking":
+        return isinstance(block.get("signature"), str) and bool(block["signature"])
+    return block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str)
 
 
 def _uuid(*names: str) -> str:
@@ -69,24 +79,26 @@ class _Writer:
     def blocks(self, parts: list[ir.Part], ev: ir.Event) -> list[Any]:
         kept = []
         for p in parts:
-            if isinstance(p, ir.StructuredPart) and p.schema == REASONING:
-                signed = isinstance(p.value, dict) and (
-                    (p.value.get("type") == "thinking" and isinstance(p.value.get("signature"), str)
-                     and p.value["signature"]) or (p.value.get("type") == "redacted_thinking"
-                                                   and isinstance(p.value.get("data"), str)))
-                if not signed:
-                    self.ledger.add("parts[].reasoning", "event", ev.id)
-                    continue
-            elif isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT:
-                continue
-            elif isinstance(p, ir.OpaquePart) or (isinstance(p, ir.StructuredPart)
-                                                  and p.schema not in _ANTHROPIC_PARTS) \
-                    or (isinstance(p, ir.ResourcePart) and p.resource_id not in self.resources):
-                self.ledger.add("parts[]", "event", ev.id)
+            why = self._left_out(p)
+            if why is not None:
+                if why:
+                    self.ledger.add(why, "event", ev.id)
                 continue
             kept.append(msgspec.to_builtins(p))
         pieces = Pieces(role="user", parts=kept, calls=[], results=[], resources=self.resources)
         return anthropic.render(pieces, {})
+
+    def _left_out(self, p: ir.Part) -> str | None:
+        """The loss key of a part Claude Code cannot take ("" for the structured copy a result
+        carries as toolUseResult), or None."""
+        if isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT:
+            return ""
+        if isinstance(p, ir.StructuredPart) and p.schema == REASONING:
+            return None if _signed(p.value) else "parts[].reasoning"
+        blank = isinstance(p, ir.TextPart) and not p.text.strip()  # (the API refuses a blank text)
+        foreign = isinstance(p, ir.StructuredPart) and p.schema not in _ANTHROPIC_PARTS
+        missing = isinstance(p, ir.ResourcePart) and p.resource_id not in self.resources
+        return "parts[]" if blank or foreign or missing or isinstance(p, ir.OpaquePart) else None
 
     def model(self, ev: ir.Event) -> str:
         x = self.executions.get(ev.execution_id) if isinstance(ev.execution_id, str) else None
@@ -159,11 +171,21 @@ def write(doc: ir.Document, ledger: Ledger) -> list[dict[str, Any]]:
     by_id = {ev.id: ev for ev in doc.events}
     events = [by_id[e] for e in branch.event_ids if e in by_id] if branch is not None else list(doc.events)
     answered = {ev.body.call_id for ev in events if isinstance(ev.body, ir.ToolResult)}
+    latest = {ev.body.call_id: ev.id for ev in events if isinstance(ev.body, ir.ToolCall)}
+    for ev in events:  # an amended call: its last version is the call (the client takes one per id)
+        if isinstance(ev.body, ir.ToolCall) and latest[ev.body.call_id] != ev.id:
+            ledger.add("events[]", "event", ev.id, about="superseded tool_call")
+    events = [ev for ev in events if not isinstance(ev.body, ir.ToolCall) or latest[ev.body.call_id] == ev.id]
     writer = _Writer(doc, ledger)
     if writer.session != doc.session.id or events:
         ledger.add("events[].id")
     for ev in events:
         writer.event(ev, answered)
+    if not writer.out:
+        where = f"its branch {branch.id!r}" if branch is not None else "it"
+        raise InvalidInput([Problem(rule="format", path="/events", message=(
+            f"nothing in this session can be a Claude Code transcript: {where} holds no message, call or result "
+            "Claude Code could resume"))], doc.session.id)
     _timestamp_the_leaf(writer.out, ledger, events)
     return writer.out
 

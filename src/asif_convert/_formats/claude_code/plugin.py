@@ -37,9 +37,15 @@ class ClaudeCodeFormat:
         problems = [Problem(rule="schema", path="", line=line, message=(
             "expected a Claude Code record (a JSON object with a type)")) for line, v in lines.records
             if not isinstance(v, dict)]
-        if not lines.records and not lines.problems:
-            problems.append(Problem(rule="schema", path="", message="no record: the transcript is empty"))
+        if not lines.records:
+            problems.append(Problem(rule="schema", path="", message=(
+                "no complete record: the transcript is empty" if not lines.problems else
+                "no complete record: nothing but its cut or broken lines")))
         return problems
+
+    def companions(self, file_name: str, lines: Lines) -> tuple[list[str], list[str]]:
+        """The files that belong with a session (its subagents' transcripts): folders to list, files to read."""
+        return reader.companions(file_name, lines)
 
     def read(self, lines: Lines, ctx: Context) -> ir.Document:
         return reader.read(lines, ctx.ledger(TABLE))

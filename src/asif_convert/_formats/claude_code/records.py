@@ -37,6 +37,7 @@ class Slot(msgspec.Struct, omit_defaults=True):
     n: int
     b: int = 1
     d: Any = None
+    f: str | None = None  # the companion file it is in (a subagent's transcript), None for the session's own
 
 
 class Home(msgspec.Struct, omit_defaults=True):
@@ -66,6 +67,7 @@ class Partial(msgspec.Struct):
     """A record as its events say it, before the envelope: what ``finish`` completes."""
 
     n: int
+    f: str | None
     kind: str  # the record's type
     message: dict[str, Any] | None  # the message (None: an extension record, ``verbatim`` is it)
     uuid: str | None
@@ -104,7 +106,7 @@ def partials(home: Home, members: list[ir.Event], index: Index) -> list[Partial]
     first = members[0]
     body = first.body
     if isinstance(body, ir.Extension):
-        return [Partial(n=home.r[0].n, kind=_record_type(body), message=None, uuid=None, time=None,
+        return [Partial(n=home.r[0].n, f=home.r[0].f, kind=_record_type(body), message=None, uuid=None, time=None,
                         verbatim=body.value, diff=home.r[0].d)]
     role = "assistant" if first.actor_id == "claude" or (isinstance(body, ir.Message) and body.role == "assistant") \
         or isinstance(body, ir.ToolCall) else "user"
@@ -121,7 +123,7 @@ def partials(home: Home, members: list[ir.Event], index: Index) -> list[Partial]
         tur = next((p.value for r in results for p in r.parts
                     if isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT), msgspec.UNSET)
         slot = home.r[0]
-        return [Partial(n=slot.n, kind="user:result" if results else "user", message=message, uuid=first.id,
+        return [Partial(n=slot.n, f=slot.f, kind="user:result" if results else "user", message=message, uuid=first.id,
                         time=_time(first), tool_use_result=tur, diff=slot.d,
                         source=index.calls.get(results[0].call_id) if results else None)]
     return _assistant(home, members, blocks, index)
@@ -171,7 +173,7 @@ def _assistant(home: Home, members: list[ir.Event], blocks: list[Any], index: In
                       first if k == 0 else None)
         message: dict[str, Any] = {"id": native_id, "type": "message", "role": "assistant", "model": model,
                                    "content": held, "stop_reason": None, "stop_sequence": None}
-        out.append(Partial(n=slot.n, kind="assistant", message=message,
+        out.append(Partial(n=slot.n, f=slot.f, kind="assistant", message=message,
                            uuid=anchor.id if anchor is not None else None,
                            time=_time(anchor) if anchor is not None else _time(first), diff=slot.d,
                            counters=counters))
@@ -232,9 +234,11 @@ class Envelope:
 
 
 def render(doc: ir.Document) -> list[tuple[int, Any]]:
-    """Every record the session's events stand for, with its position, in file order."""
+    """Every record of the session's own file its events stand for, with its position, in file
+    order (the records of its companion files are not part of it)."""
     index = Index(doc)
-    pending = [p for home, members in groups(doc.events) for p in partials(home, members, index)]
+    pending = [p for home, members in groups(doc.events) if home.r[0].f is None
+               for p in partials(home, members, index)]
     pending.sort(key=lambda p: p.n)
     envelope = Envelope()
     out = []
