@@ -60,7 +60,7 @@ def transcript(path: Path, mb: float) -> Path:
             names = {i: str(uuid.uuid5(uuid.NAMESPACE_URL, f"{copy}:{i}")) if i in uuids else f"{i}_{copy}"
                      for i in uuids | other}
             for line in lines:
-                record = json.loads(pattern.sub(lambda m: names[m.group()], line))
+                record = json.loads(pattern.sub(lambda m, names=names: names[m.group()], line))
                 if previous_last is not None and record.get("parentUuid") is None and \
                         any(names[root] == record.get("uuid") for root in roots):
                     record["parentUuid"] = previous_last

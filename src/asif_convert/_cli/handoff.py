@@ -15,6 +15,7 @@ from asif_convert._cli.common import (
     MaxBytesOpt,
     MaxDepthOpt,
     MaxStringOpt,
+    QuietOpt,
     build_limits,
     err,
     guard,
@@ -36,7 +37,8 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say where the sessio
 
 def handoff_command(input_path: InPath, to: TargetOpt, cwd: CwdOpt = None, session_id: SessionIdOpt = None,
                     dry_run: DryRunOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes,
-                    max_depth: MaxDepthOpt = LIM.max_depth, max_string: MaxStringOpt = LIM.max_string) -> None:
+                    max_depth: MaxDepthOpt = LIM.max_depth, max_string: MaxStringOpt = LIM.max_string,
+                    quiet: QuietOpt = False) -> None:
     """Write a session (Claude Code, Codex, continuity or ASIF) where another coding agent resumes it, and say
     how to continue it there and what did not travel."""
     if to not in TARGETS:
@@ -55,6 +57,8 @@ def handoff_command(input_path: InPath, to: TargetOpt, cwd: CwdOpt = None, sessi
         verb = "would write" if dry_run else "wrote"
         typer.echo(f"{verb} {done.path}")
         typer.echo(f"continue it with: {done.command}")
+        if quiet:
+            return
         kinds = Counter(loss.kind for loss in done.losses)
         summary = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
         err(f"{len(done.losses)} losses" + (f" ({summary})" if summary else ""))
