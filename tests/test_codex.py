@@ -107,7 +107,8 @@ def test_a_cut_last_line_converts_what_is_complete_with_a_loss():
 def test_unknown_lines_and_items_are_kept_with_a_loss():
     doc, _ = to_asif(CORPUS / "codex" / "wrapped-2025-10.jsonl")
     ids = {loss["id"] for loss in doc["losses"]}
-    assert {"translation:other:future_line_type", "translation:other:response_item"} <= ids
+    assert {"translation:other:future_line_type", "translation:other:response_item/future_item",
+            "translation:other:response_item/ghost_snapshot"} <= ids
 
 
 def test_reasoning_keeps_its_encrypted_content():
@@ -281,3 +282,39 @@ def test_no_codex_golden_without_its_source():
     wanted = {f"{p.stem}.asif.json" for p in ROLLOUTS} | {f"from-{p.parent.name}-{p.stem[:16]}.jsonl"
                                                           for p in INTO_CODEX}
     assert {p.name for p in CODEX_GOLDEN.iterdir()} == wanted
+
+
+# -- the other commands take rollouts like any input -------------------------------------------
+
+
+def _cli(*args: str) -> Any:
+    from typer.testing import CliRunner
+
+    from asif_convert._cli.app import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_request_continues_a_rollout_on_a_provider(tmp_path: Path):
+    out = tmp_path / "request.json"
+    result = _cli("request", str(CORPUS / "codex" / "parallel.jsonl"), "--for", "openai-responses", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    body = json.loads(out.read_text())
+    calls = [i["call_id"] for i in body["input"] if i.get("type") == "function_call"]
+    outputs = [i["call_id"] for i in body["input"] if i.get("type") == "function_call_output"]
+    assert calls == outputs == ["call_p1", "call_p2", "call_p3"]
+
+
+def test_view_and_inspect_show_a_rollout(tmp_path: Path):
+    page = tmp_path / "page.html"
+    result = _cli("view", str(CORPUS / "codex" / "failing-command.jsonl"), "-o", str(page))
+    assert result.exit_code == 0, result.output
+    assert "missing-folder" in page.read_text()
+    shown = _cli("inspect", str(CORPUS / "codex" / "failing-command.jsonl"))
+    assert shown.exit_code == 0 and "codex" in shown.stdout
+
+
+def test_batch_converts_a_folder_of_rollouts(tmp_path: Path):
+    result = _cli("batch", str(CORPUS / "codex"), "-o", str(tmp_path / "out"), "--to", "asif", "-q")
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in (tmp_path / "out").glob("*.asif.json")} == {f"{p.stem}.asif.json" for p in ROLLOUTS}

@@ -117,6 +117,8 @@ class Reader:
             self.ledger.add("session_meta")
         elif kind in ("turn_context", "compacted", "event_msg"):
             self.ledger.add(kind)
+        elif kind == "response_item" and isinstance(line.get("payload"), dict):  # an item the dialect has no home for
+            self.ledger.add("other", about=f"response_item/{line['payload'].get('type', '?')}")
         else:
             self.ledger.add("other", about=str(kind or line.get("record_type", "?")) if isinstance(line, dict) else "?")
 
