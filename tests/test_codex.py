@@ -318,3 +318,45 @@ def test_batch_converts_a_folder_of_rollouts(tmp_path: Path):
     result = _cli("batch", str(CORPUS / "codex"), "-o", str(tmp_path / "out"), "--to", "asif", "-q")
     assert result.exit_code == 0, result.output
     assert {p.name for p in (tmp_path / "out").glob("*.asif.json")} == {f"{p.stem}.asif.json" for p in ROLLOUTS}
+
+
+# -- lines ASIF cannot take as they are ------------------------------------------------------------
+
+
+def _rollout(tmp_path: Path, *payloads: dict[str, Any], stamp: str = "2025-10-03T09:00:01.000Z") -> Path:
+    head = json.loads((CORPUS / "codex" / "wrapped-2025-10.jsonl").read_text().splitlines()[0])
+    lines = [head, *({"timestamp": stamp, "type": t, "payload": p} for t, p in
+                     ((p.pop("_line", "response_item"), p) for p in map(dict, payloads)))]
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(encode(lines))
+    return path
+
+
+def _call(call_id: str) -> dict[str, Any]:
+    return {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": call_id}
+
+
+def _output(call_id: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": "Exit code: 0\nOutput:\nok"}
+
+
+@pytest.mark.parametrize("payloads", [
+    [_output("nobody")],  # an output of no call
+    [_call("a"), _output("a"), _output("a")],  # answered twice
+    [_call("a"), _call("a")],  # one call id twice
+], ids=["orphan-output", "answered-twice", "repeated-call"])
+def test_unpaired_calls_and_outputs_stay_as_they_are_with_a_loss(tmp_path: Path, payloads: list[dict[str, Any]]):
+    path = _rollout(tmp_path, *payloads)
+    doc, lines = to_asif(path)
+    assert [p for p in ASIF.validate(doc) if p.severity == "error"] == []
+    assert any(loss["id"].startswith("translation:unpaired:") for loss in doc["losses"])
+    assert codex_lines(doc) == [value for _, value in lines.records]
+
+
+def test_an_empty_timestamp_and_odd_event_types_are_kept(tmp_path: Path):
+    path = _rollout(tmp_path, {"_line": "event_msg", "type": "task_started"}, {"_line": "event_msg", "type": {}},
+                    {"type": "message", "content": [{"type": "input_text", "text": "no role"}]}, stamp="")
+    doc, lines = to_asif(path)
+    assert [p for p in ASIF.validate(doc) if p.severity == "error"] == []
+    assert "assistant" in {p["id"] for p in doc["participants"]}  # who runs the turn, with no answer in it
+    assert codex_lines(doc) == [value for _, value in lines.records]

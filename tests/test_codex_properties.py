@@ -10,12 +10,15 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from asif_convert import ConversionError, convert
+from asif_convert._errors import InternalError
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.codex import FORMAT as CODEX
 from asif_convert._formats.codex import fresh
 from asif_convert._pipeline import new_context
 from asif_convert.plugin import Lines, Options
 from tests.agents.judge import arrived
+from tests.conftest import CORPUS
 
 texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 ids = st.text("abcdefghij0123456789_", min_size=1, max_size=8)
@@ -139,3 +142,44 @@ def test_a_new_rollout_keeps_the_history_or_names_what_it_lost(values):
     assert all(isinstance(line["payload"]["output"], str) for line in lines[1:]
                if line["payload"]["type"] == "function_call_output")
     assert arrived([line["payload"] for line in lines[1:]], fresh.history(doc), ctx.losses()) == []
+
+
+# -- damaged rollouts: a conversion or a refusal, never an internal error ----------------------
+
+CORPUS_ROLLOUTS = [p for p in sorted((CORPUS / "codex").glob("*.jsonl")) if not p.name.startswith("cut-")]
+odd_values = st.sampled_from([None, True, 0, -1, 1.5, "", "x", [], {}, [1], {"a": 1}, {"type": "message"},
+                              {"type": "function_call_output", "call_id": "c", "output": {}}])
+
+
+def _damaged(value: Any, draw: Any) -> Any:
+    """``value`` with one place inside it replaced, removed or itself damaged."""
+    if isinstance(value, dict) and value and draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(value)))
+        out = dict(value)
+        match draw(st.sampled_from(["drop", "replace", "deeper"])):
+            case "drop":
+                del out[key]
+            case "replace":
+                out[key] = draw(odd_values)
+            case _:
+                out[key] = _damaged(value[key], draw)
+        return out
+    if isinstance(value, list) and value and draw(st.booleans()):
+        k = draw(st.integers(0, len(value) - 1))
+        return [*value[:k], _damaged(value[k], draw), *value[k + 1:]]
+    return draw(odd_values)
+
+
+@given(st.sampled_from(CORPUS_ROLLOUTS), st.data(), st.sampled_from(["asif", "codex", "claude-code"]))
+def test_a_damaged_rollout_converts_or_is_refused_never_an_internal_error(path, data, to):
+    values = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for _ in range(data.draw(st.integers(1, 3))):
+        k = data.draw(st.integers(0, len(values) - 1))
+        values[k] = _damaged(values[k], data.draw)
+    raw = b"".join(json.dumps(v).encode() + b"\n" for v in values)
+    try:
+        convert(raw, to=to, source="codex")
+    except InternalError as exc:
+        raise AssertionError(f"an internal error from input: {exc}") from None
+    except ConversionError:
+        pass  # refused with a reason: fine

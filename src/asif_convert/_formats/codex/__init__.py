@@ -29,16 +29,16 @@ class CodexFormat:
     def validate(self, lines: Lines) -> list[Problem]:
         problems = list(lines.problems)
         if not lines.records:
-            return [*problems, Problem(rule="codex", path="", message="the rollout has no complete line")]
+            return [*problems, Problem(rule="schema", path="", message="the rollout has no complete line")]
         number, first = lines.records[0]
         gen = reader.generation(first)
         if gen is None:
-            problems.append(Problem(rule="codex", path="", line=number,
+            problems.append(Problem(rule="schema", path="", line=number,
                                     message="the first line is neither a session_meta line nor a legacy header"))
             return problems
         meta = first["payload"] if gen == "rollout" else first
         if not (isinstance(meta.get("id"), str) and meta["id"]):
-            problems.append(Problem(rule="codex", path="/payload/id" if gen == "rollout" else "/id", line=number,
+            problems.append(Problem(rule="schema", path="/payload/id" if gen == "rollout" else "/id", line=number,
                                     message="the session id is missing: expected a non-empty string"))
         return problems
 

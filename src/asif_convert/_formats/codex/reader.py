@@ -74,6 +74,8 @@ class Reader:
         self.kept: list[list[Any]] = []
         self.actors: dict[str, None] = {}
         self.tools: dict[str, str | None] = {}  # tool name -> who runs it (None: the client)
+        self.called: set[str] = set()  # every call id so far
+        self.open_calls: dict[str, None] = {}  # call ids with no result yet
         self.exit_codes = _exit_codes(lines, self.gen)
         meta = self._meta()
         self.sid = meta["id"] if isinstance(meta.get("id"), str) and meta["id"] else "codex-session"
@@ -103,7 +105,7 @@ class Reader:
                 self._keep(index, line)
                 self.state.line(number, line, self.provider)
             else:
-                self._item(number, line, item)
+                self._item(index, number, line, item)
         self.state.finish()
         for problem in self.lines.problems:
             if problem.severity == "warning":
@@ -122,18 +124,25 @@ class Reader:
         else:
             self.ledger.add("other", about=str(kind or line.get("record_type", "?")) if isinstance(line, dict) else "?")
 
-    def _item(self, number: int, line: dict[str, Any], item: dict[str, Any]) -> None:
+    def _item(self, index: int, number: int, line: dict[str, Any], item: dict[str, Any]) -> None:
         eid = f"line-{number}"
         kind = item.get("type", "message")
-        role = item["role"] if kind == "message" else "tool" if kind in openai_responses.OUTPUTS else _CALL_ROLE
+        given = item.get("role")
+        role: str = (given if isinstance(given, str) else "unknown") if kind == "message" \
+            else "tool" if kind in openai_responses.OUTPUTS else _CALL_ROLE
         split = openai_responses.split(item, role, eid)
+        unpaired = self._unpaired(split)
+        if unpaired is not None:  # ASIF pairs a result with one call, once: the line stays as it is
+            self.kept.append([index, line])
+            self.ledger.add("+unpaired", about=unpaired)
+            return
         events = self._events(eid, role, split)
         native: dict[str, Any] = {}
         if self.gen == "rollout":
             stamp = line.get("timestamp")
-            if isinstance(stamp, str):
+            if isinstance(stamp, str) and stamp:
                 events[0].time = stamp
-            else:  # (the event's time holds a string one)
+            else:  # (the event's time holds a string one; ASIF has no empty time)
                 native["t"] = stamp
             extra = {k: v for k, v in line.items() if k not in _WRAPPER}
             if extra or list(line)[:3] != list(_WRAPPER):
@@ -157,6 +166,21 @@ class Reader:
         self.ledger.add("+dialects", "event", eid)
         for opaque_kind in split.opaque:
             self.ledger.add("+dialect-opaque-block", "event", eid, about=opaque_kind)
+
+    def _unpaired(self, split: Split) -> str | None:
+        """What makes an item's calls and results break ASIF's pairing, if anything: a call id
+        used before, or a result of no earlier call (or of one already answered). Else the
+        item's calls become open and its results close them."""
+        calls = [c.call_id for c in split.calls]
+        if len(set(calls)) != len(calls) or any(c in self.called for c in calls):
+            return "repeated-call"
+        open_calls = self.open_calls | dict.fromkeys(calls)
+        answered = [r.call_id for r in split.results]
+        if len(set(answered)) != len(answered) or any(r not in open_calls for r in answered):
+            return "result-without-call"
+        self.called.update(calls)
+        self.open_calls = {c: None for c in open_calls if c not in answered}
+        return None
 
     def _events(self, eid: str, role: str, split: Split) -> list[ir.Event]:
         out: list[ir.Event] = []
@@ -206,6 +230,8 @@ class Reader:
         sid = self.sid
         ids = [ev.id for ev in self.events]
         head = ids[-1] if ids else None
+        if self.state.executions:
+            self.actors.setdefault("assistant")  # who runs the turns
         self.ledger.add("+participants")
         self.ledger.add("+checkpoint", "checkpoint", "head:main")
         participants = [ir.Participant(id=a, kind=PARTICIPANTS.get(a, "unknown"), name=a) for a in self.actors]

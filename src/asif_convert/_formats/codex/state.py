@@ -28,7 +28,7 @@ _ENDS = {"task_complete": "completed", "turn_aborted": "interrupted"}
 
 def _stamp(line: dict[str, Any]) -> str | None:
     stamp = line.get("timestamp")
-    return stamp if isinstance(stamp, str) else None
+    return stamp if isinstance(stamp, str) and stamp else None
 
 
 class State:
@@ -92,6 +92,8 @@ class State:
 
     def _event(self, number: int, line: dict[str, Any], payload: dict[str, Any]) -> None:
         kind = payload.get("type")
+        if not isinstance(kind, str):
+            return
         if kind == "task_started":
             self._end(None, None, None)  # a turn that never said it ended
             turn = payload.get("turn_id")

@@ -66,7 +66,7 @@ def _line(codec: Any, group: list[ir.Event], resources: dict[str, Any], legacy: 
     item = difference.apply(item, state.get("d"))
     if legacy:
         return item
-    time = group[0].time if isinstance(group[0].time, str) else state.get("t")
+    time = group[0].time if isinstance(group[0].time, str) and "t" not in state else state.get("t")
     line = {"timestamp": time, "type": "response_item", "payload": item}
     wrapper = state.get("w")
     if isinstance(wrapper, dict):
