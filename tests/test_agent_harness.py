@@ -5,11 +5,22 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
-from tests.agents.claude import USER_CONTEXT, ClaudeCode, ClientMissing, encode_cwd, kill_group
+from tests.agents.claude import (
+    USER_CONTEXT,
+    ClaudeCode,
+    ClientMissing,
+    encode_cwd,
+    find_claude,
+    kill_group,
+    read_jsonl,
+    session_folder,
+)
 from tests.agents.fixtures import require_client
+from tests.agents.make_claude_corpus import SCENARIOS, make
 from tests.agents.mock_server import (
     AnthropicScript,
     MockModelServer,
@@ -18,6 +29,8 @@ from tests.agents.mock_server import (
     text,
     tool_use,
 )
+
+from .conftest import CORPUS
 
 
 def post(url: str, body: object) -> tuple[int, str, bytes]:
@@ -160,3 +173,50 @@ def test_a_missing_client_fails_under_ci(monkeypatch):
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI=true and not installed here"):
         require_client(missing)
+
+
+# -- the corpus the real client wrote can be written again -------------------------------------
+
+
+def shape(path: Path) -> list[tuple]:
+    """What a transcript is made of, without what changes from run to run (uuids, times, paths)."""
+    out = []
+    for record in read_jsonl(path):
+        message = record.get("message") or {}
+        content = message.get("content")
+        blocks = [(b.get("type"), b.get("id") or b.get("tool_use_id")) for b in content if isinstance(b, dict)] \
+            if isinstance(content, list) else [("string", None)]
+        out.append((record.get("type"), record.get("subtype"), (record.get("attachment") or {}).get("type"),
+                    message.get("role"), tuple(blocks) if message else (), tuple(sorted(record))))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_corpus_script_writes_the_committed_transcripts_again(name, tmp_path):
+    committed, files = session_folder(CORPUS / "claude-code" / name)
+    made = make(name, tmp_path / "out", require_client(find_claude), root=tmp_path / "run")
+    assert made.name == committed.name
+    assert shape(made) == shape(committed)
+    again = session_folder(made.parent)[1]
+    assert [Path(f).name.startswith("agent-") for f in again] == [Path(f).name.startswith("agent-") for f in files]
+    for sub in (f for f in files if f.endswith(".jsonl")):
+        [twin] = [made.parent / f for f in again if f.endswith(".jsonl")]
+        assert shape(twin) == shape(CORPUS / "claude-code" / name / sub)
+
+
+def test_what_the_client_appends_after_a_compaction_is_not_history(claude_code):
+    # The compaction transcript cut where the client had just compacted: resuming it, the client
+    # appends "Continue from where you left off." and "No response requested.", and sends the
+    # file's own attachment (a file read before the compaction) between the two.
+    session, _ = session_folder(CORPUS / "claude-code" / "compact")
+    lines = session.read_bytes().splitlines(keepends=True)
+    cut = next(k for k, line in enumerate(lines) if b"Continue from where you left off." in line)
+    resumed = claude_code.resume(b"".join(lines[:cut]))
+    added = [r["message"]["content"] for r in resumed.after[len(resumed.before):]
+             if r.get("type") in ("user", "assistant")]
+    assert added[:2] == [[text("Continue from where you left off.")], [text("No response requested.")]]
+    history = resumed.history()
+    said = [b.get("text", "") for m in history for b in m["content"]]
+    assert "Continue from where you left off." not in said and "No response requested." not in said
+    assert history[-1]["role"] == "system" and said[-1].startswith("Called the Read tool")
+    assert said[0].startswith("This session is being continued from a previous conversation")

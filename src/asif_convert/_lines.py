@@ -16,12 +16,13 @@ import msgspec
 
 from asif_convert._errors import InvalidInput, Problem
 from asif_convert._jsonio import decode
-from asif_convert._limits import Limits, check_output, check_size
+from asif_convert._limits import Limits, check_output, check_size, lines_within_limits
 
 Record = tuple[int, Any]  # (1-based line number, the decoded JSON value of one complete line)
 
 CUT = "truncated"  # the rule of a cut last line: a warning, never fatal
 _encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
 _IN_LINE = re.compile(r"line 1, column (\d+), byte \d+")  # a line's own syntax error: its column says where
 
 
@@ -52,15 +53,35 @@ def decode_lines(data: bytes, name: str = "<input>", limits: Limits | None = Non
     end with a newline and that line does not decode, is cut: a warning of rule ``truncated``."""
     limits = limits or Limits()
     check_size(len(data), limits, name)
+    pieces = data.split(b"\n")
+    values: list[Any] = []
+    numbers: list[int] = []
+    broken = False
+    for index, piece in enumerate(pieces):
+        if piece.strip():
+            try:
+                values.append(_decoder.decode(piece))
+                numbers.append(index + 1)
+            except (msgspec.DecodeError, RecursionError):
+                broken = True
+                break
+        pieces[index] = b""  # (let each line's bytes go once decoded)
+    if not broken and lines_within_limits(data, values, limits):  # one pass over them all
+        return Lines(records=list(zip(numbers, values, strict=True)), problems=[], name=name)
+    del values
+    return _line_by_line(data.split(b"\n"), name, limits)
+
+
+def _line_by_line(pieces: list[bytes], name: str, limits: Limits) -> Lines:
+    """Each line decoded and checked on its own, so that what is wrong names its line."""
     records: list[Record] = []
     problems: list[Problem] = []
-    pieces = data.split(b"\n")
     last = len(pieces) - 1  # the piece after the final newline: empty unless the last line is cut
     for index, piece in enumerate(pieces):
         if not piece.strip():
             continue
         try:
-            records.append((index + 1, decode(piece, name, limits)))
+            records.append((index + 1, decode(piece, "", limits)))
         except InvalidInput as exc:
             found = [at_line(p, index + 1) for p in exc.problems]
             if any(p.rule != "json" for p in found):  # beyond the limits: refused, as a document would be
@@ -70,7 +91,6 @@ def decode_lines(data: bytes, name: str = "<input>", limits: Limits | None = Non
                     "the last line is cut (the file ends without a newline in the middle of a record: is it "
                     "still being written?); the records before it are read, this one is not"))]
             problems.extend(found)
-        pieces[index] = b""  # let each line's bytes go once decoded
     return Lines(records=records, problems=problems, name=name)
 
 

@@ -206,22 +206,29 @@ class Resumed:
         - the message of the new prompt and what the client sends beside it (its agent and skill
           listings), i.e. everything from the last user message holding the prompt's text block;
         - the records the client appended to the file during this run before the prompt (to a
-          file whose last record is not an assistant turn it adds "Continue from where you left
-          off." and its own "No response requested."): their blocks, at the end of the history;
+          file whose last record is not an assistant turn it adds its own "No response
+          requested.", after a compaction a "Continue from where you left off." first): their
+          blocks, the last ones equal to them, in order (the file's own attachments it sends
+          between them stay);
         - the user-context reminder it puts first in the first user message (USER_CONTEXT);
         - the ``cache_control`` marks it puts on the last blocks.
         Content given as a string is read as one text block, and consecutive messages of one role
         as one message (the client merges them too), so two files that differ only there compare
         equal.
         """
-        messages = [_normalized(m) for m in self.request["messages"]]
+        messages = [normalized_message(m) for m in self.request["messages"]]
         blocks = [(m["role"], b) for m in messages[:_prompt_index(messages, self.prompt)] for b in m["content"]]
+        end = len(blocks)  # the appended blocks are the last of their kind, in their order, but
+        # the client may send the file's own attachments between them: those stay
         for record in reversed(self._appended_before_prompt()):
-            for block in reversed(_normalized(record["message"])["content"]):
-                if not blocks or blocks[-1] != (record["message"]["role"], block):
+            for block in reversed(normalized_message(record["message"])["content"]):
+                end -= 1
+                while end >= 0 and blocks[end] != (record["message"]["role"], block):
+                    end -= 1
+                if end < 0:
                     raise AssertionError(f"the client appended record {record.get('uuid')} "
-                                         f"but its {block!r} is not where the history ends")
-                blocks.pop()
+                                         f"but did not send its {block!r}")
+                del blocks[end]
         if blocks and blocks[0][0] == "user" and blocks[0][1].get("type") == "text" and \
                 USER_CONTEXT.fullmatch(blocks[0][1].get("text", "")):
             blocks.pop(0)
@@ -244,7 +251,7 @@ class Resumed:
         return added
 
 
-def _normalized(message: dict[str, Any]) -> dict[str, Any]:
+def normalized_message(message: dict[str, Any]) -> dict[str, Any]:
     """``message`` with its content as a list of blocks and no ``cache_control`` marks."""
     content = message.get("content")
     if isinstance(content, str):

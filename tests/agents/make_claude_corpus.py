@@ -38,8 +38,7 @@ from tests.agents.mock_server import (
     tool_use,
 )
 
-ROOT = Path("/tmp/asif-claude-corpus")
-PROJECT = ROOT / "project"
+ROOT = Path("/tmp/asif-claude-corpus")  # the project is ROOT/project, HOME is ROOT/home
 OUT = Path(__file__).resolve().parents[2] / "corpus" / "claude-code"
 MODEL = "claude-sonnet-4-5-20250929"
 SUBAGENT_MARK = "(subagent task)"
@@ -90,8 +89,9 @@ HELLO = 'import sys\n\nprint("Helo, world")\nif "--strict" in sys.argv:\n    sys
 
 def tools(cc: ClaudeCode, model: Model, sid: str) -> None:
     """Read, Edit, Write, parallel calls, a failing command, thinking, and a second run."""
-    (PROJECT / "hello.py").write_text(HELLO)
-    hello = str(PROJECT / "hello.py")
+    project = cc.project
+    (project / "hello.py").write_text(HELLO)
+    hello = str(project / "hello.py")
     model.script([
         [thinking("The greeting is misspelled; I should read the file and see the project first.",
                   "EqQBCkYIBxgCKkDmockSignatureForTheCorpusOnly"),
@@ -100,7 +100,7 @@ def tools(cc: ClaudeCode, model: Model, sid: str) -> None:
          tool_use("toolu_02Ls", "Bash", {"command": "ls -1", "description": "List the project files"})],
         [tool_use("toolu_03Edit", "Edit", {"file_path": hello, "old_string": '"Helo, world"',
                                            "new_string": '"Hello, world"'})],
-        [tool_use("toolu_04Write", "Write", {"file_path": str(PROJECT / "README.md"),
+        [tool_use("toolu_04Write", "Write", {"file_path": str(project / "README.md"),
                                              "content": "# hello\n\nPrints a greeting: `python3 hello.py`.\n"})],
         [tool_use("toolu_05Run", "Bash", {"command": "python3 hello.py --strict",
                                           "description": "Run the script in strict mode"})],
@@ -119,8 +119,8 @@ def tools(cc: ClaudeCode, model: Model, sid: str) -> None:
 def image(cc: ClaudeCode, model: Model, sid: str) -> None:
     """An image read by the Read tool, and an image the user sends in the prompt."""
     png = red_square_png()
-    (PROJECT / "red.png").write_bytes(png)
-    model.script([[tool_use("toolu_11Img", "Read", {"file_path": str(PROJECT / "red.png")})],
+    (cc.project / "red.png").write_bytes(png)
+    model.script([[tool_use("toolu_11Img", "Read", {"file_path": str(cc.project / "red.png")})],
                   [text("A red square, 8 by 8 pixels.")]])
     cc.prompt("What is in red.png?", "--session-id", sid).check()
     model.script([[text("That is the same red square.")]])
@@ -145,7 +145,7 @@ def fork(cc: ClaudeCode, model: Model, sid: str) -> None:
 
 def subagent(cc: ClaudeCode, model: Model, sid: str) -> None:
     """A subagent (the Agent tool) that runs a command and reads a file, in subagents/."""
-    (PROJECT / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    (cc.project / "notes.txt").write_text("alpha\nbeta\ngamma\n")
     model.script(
         [[text("I'll ask a subagent to count them."),
           tool_use("toolu_21Agent", "Agent", {"description": "Count lines in notes.txt",
@@ -154,18 +154,18 @@ def subagent(cc: ClaudeCode, model: Model, sid: str) -> None:
                                               "subagent_type": "general-purpose"})],
          [text("notes.txt has 3 lines; the first is `alpha`.")]],
         sub=[[tool_use("toolu_22Wc", "Bash", {"command": "wc -l notes.txt", "description": "Count lines"})],
-             [tool_use("toolu_23Read", "Read", {"file_path": str(PROJECT / "notes.txt"), "limit": 1})],
+             [tool_use("toolu_23Read", "Read", {"file_path": str(cc.project / "notes.txt"), "limit": 1})],
              [text("3 lines; the first line is `alpha`.")]])
     cc.prompt("How many lines does notes.txt have? Use a subagent.", "--session-id", sid).check()
 
 
 def compact(cc: ClaudeCode, model: Model, sid: str) -> None:
     """A manual /compact after a few turns, and a turn after it."""
-    (PROJECT / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    (cc.project / "notes.txt").write_text("alpha\nbeta\ngamma\n")
     model.script([[tool_use("toolu_31Ls", "Bash", {"command": "ls -1", "description": "List files"})],
                   [text("There is one file, notes.txt.")]])
     cc.prompt("Which files are here?", "--session-id", sid).check()
-    model.script([[tool_use("toolu_32Read", "Read", {"file_path": str(PROJECT / "notes.txt")})],
+    model.script([[tool_use("toolu_32Read", "Read", {"file_path": str(cc.project / "notes.txt")})],
                   [text("It lists alpha, beta and gamma.")]])
     cc.resume(sid, "What does notes.txt say?").check()
     model.script([[text("<summary>The user asked which files exist (notes.txt) and what notes.txt says "
@@ -180,13 +180,14 @@ SCENARIOS: dict[str, Callable[[ClaudeCode, Model, str], None]] = {
 }
 
 
-def make(name: str, out: Path, binary: Path) -> Path:
-    if ROOT.exists():
-        shutil.rmtree(ROOT)
-    PROJECT.mkdir(parents=True)
+def make(name: str, out: Path, binary: Path, root: Path = ROOT) -> Path:
+    """Run scenario ``name`` in ``root`` (made afresh, removed after) and copy what the client wrote."""
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "project").mkdir(parents=True)
     model = Model()
     with MockModelServer(anthropic_routes(model.main) | {"/v1/messages": model}) as server:
-        cc = ClaudeCode(ROOT / "home", PROJECT, server.base_url, binary)
+        cc = ClaudeCode(root / "home", root / "project", server.base_url, binary)
         sid = session_id(name)
         SCENARIOS[name](cc, model, sid)
         if server.errors:
@@ -200,7 +201,7 @@ def make(name: str, out: Path, binary: Path) -> Path:
     shutil.copyfile(cc.session_file(sid), target)
     if (cc.sessions_dir / sid).is_dir():
         shutil.copytree(cc.sessions_dir / sid, out / name / sid)
-    shutil.rmtree(ROOT)
+    shutil.rmtree(root)
     return target
 
 

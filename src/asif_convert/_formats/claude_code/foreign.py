@@ -19,10 +19,12 @@ from asif_convert import ir
 from asif_convert._dialects import REASONING, anthropic
 from asif_convert._dialects.common import Pieces
 from asif_convert._errors import InvalidInput, Problem
+from asif_convert._formats.claude_code import media
 from asif_convert._formats.claude_code.records import TOOL_USE_RESULT
 from asif_convert._ledger import Ledger
 
 EPOCH = "1970-01-01T00:00:00.000Z"
+_CONTINUITY = "agent-continuity/1"  # the continuity format's namespace: where its reader keeps active_branch_id
 SYNTHETIC_MODEL = "<synthetic>"
 _ANTHROPIC_PARTS = (REASONING, anthropic.SEARCH_RESULT)
 
@@ -49,17 +51,28 @@ def session_uuid(session_id: str) -> str:
 
 
 def active_branch(doc: ir.Document) -> ir.Branch | None:
-    """The branch whose head checkpoint is active (or waiting, idle), else ``main``, else the first."""
-    lively = {c.branch_id for c in doc.checkpoints if c.status in ("active", "waiting", "idle")}
-    return next((b for b in doc.branches if b.id in lively), None) or \
-        next((b for b in doc.branches if b.id == "main"), None) or (doc.branches[0] if doc.branches else None)
+    """The branch to continue, as ``request`` chooses it: the only one; the one the source names
+    active (a continuity export's ``active_branch_id``); the only one whose head checkpoint is
+    active; else ``main``, else the first."""
+    if len(doc.branches) <= 1:
+        return doc.branches[0] if doc.branches else None
+    by_id = {b.id: b for b in doc.branches}
+    named = doc.session.native.get(_CONTINUITY, {}).get("active_branch_id") if doc.session.native else None
+    if isinstance(named, str) and named in by_id:
+        return by_id[named]
+    heads = {b.id: b.head_event_id for b in doc.branches}
+    active = sorted({c.branch_id for c in doc.checkpoints
+                     if c.status == "active" and c.branch_id in heads and c.at_event_id == heads[c.branch_id]})
+    if len(active) == 1:
+        return by_id[active[0]]
+    return by_id.get("main") or doc.branches[0]
 
 
 class _Writer:
     def __init__(self, doc: ir.Document, ledger: Ledger) -> None:
         self.doc, self.ledger = doc, ledger
         self.session = session_uuid(doc.session.id)
-        self.resources = {r.id: msgspec.to_builtins(r) for r in doc.resources}
+        self.resource_of = {r.id: r for r in doc.resources}
         self.executions = {x.id: x for x in doc.executions}
         self.out: list[dict[str, Any]] = []
         self.parent: str | None = None
@@ -77,16 +90,23 @@ class _Writer:
         return rec
 
     def blocks(self, parts: list[ir.Part], ev: ir.Event) -> list[Any]:
-        kept = []
+        out: list[Any] = []
         for p in parts:
+            if isinstance(p, ir.ResourcePart):
+                block, said = media.block(self.resource_of.get(p.resource_id))
+                if block is None or said:
+                    self.ledger.add("parts[].media" if block is not None else "parts[]", "event", ev.id,
+                                    about=said if block is not None else None)
+                out += [block] if block is not None else []
+                continue
             why = self._left_out(p)
             if why is not None:
                 if why:
                     self.ledger.add(why, "event", ev.id)
                 continue
-            kept.append(msgspec.to_builtins(p))
-        pieces = Pieces(role="user", parts=kept, calls=[], results=[], resources=self.resources)
-        return anthropic.render(pieces, {})
+            pieces = Pieces(role="user", parts=[msgspec.to_builtins(p)], calls=[], results=[], resources={})
+            out += anthropic.render(pieces, {})
+        return out
 
     def _left_out(self, p: ir.Part) -> str | None:
         """The loss key of a part Claude Code cannot take ("" for the structured copy a result
@@ -97,8 +117,7 @@ class _Writer:
             return None if _signed(p.value) else "parts[].reasoning"
         blank = isinstance(p, ir.TextPart) and not p.text.strip()  # (the API refuses a blank text)
         foreign = isinstance(p, ir.StructuredPart) and p.schema not in _ANTHROPIC_PARTS
-        missing = isinstance(p, ir.ResourcePart) and p.resource_id not in self.resources
-        return "parts[]" if blank or foreign or missing or isinstance(p, ir.OpaquePart) else None
+        return "parts[]" if blank or foreign or isinstance(p, ir.OpaquePart) else None
 
     def model(self, ev: ir.Event) -> str:
         x = self.executions.get(ev.execution_id) if isinstance(ev.execution_id, str) else None
@@ -165,9 +184,13 @@ class _Writer:
 
 def write(doc: ir.Document, ledger: Ledger) -> list[dict[str, Any]]:
     branch = active_branch(doc)
+    written = set(branch.event_ids) if branch is not None else set()
     for b in doc.branches:
         if branch is not None and b.id != branch.id:
             ledger.add("branches[]", "branch", b.id)
+            for eid in b.event_ids:  # what only that branch holds
+                if eid not in written:
+                    ledger.add("branches[]", "event", eid)
     by_id = {ev.id: ev for ev in doc.events}
     events = [by_id[e] for e in branch.event_ids if e in by_id] if branch is not None else list(doc.events)
     answered = {ev.body.call_id for ev in events if isinstance(ev.body, ir.ToolResult)}
