@@ -13,7 +13,7 @@ lines, and ``batch`` over many sessions in the client's own layout.
   (``--no-validate``). Each a fresh process under ``/usr/bin/time`` (wall, CPU, peak RSS),
   the median of ``--reps``, each ratio against the floor of its own repetition.
 - ``batch``: ``--sessions`` small sessions (a tenth with a ``subagents/`` folder) in
-  ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --force``
+  ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --no-resume``
   at ``-j 1`` and ``-j 2``: files per second (best of ``--reps``).
 """
 
@@ -150,7 +150,7 @@ def batch(cli: str, sessions: int, reps: int, workers: list[int]) -> dict:
 
 def _batch_once(cli: str, root: Path, outdir: Path, j: int) -> float:
     t0 = time.perf_counter()
-    subprocess.run([cli, "batch", str(root), "-o", str(outdir), "--to", "asif", "-j", str(j), "-q", "--force"],
+    subprocess.run([cli, "batch", str(root), "-o", str(outdir), "--to", "asif", "-j", str(j), "-q", "--no-resume"],
                    check=True)
     return time.perf_counter() - t0
 

@@ -13,6 +13,7 @@ import pytest
 from asif_convert import InvalidInput, convert
 from asif_convert._registry import get
 
+from .agents.claude import jsonl_values
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS, GOLDEN
 
 TRANSCRIPTS = sorted((CORPUS / "claude-code").rglob("*.jsonl"))
@@ -21,16 +22,7 @@ SESSIONS = {p.parent.name if p.parent.parent.name == "claude-code" else p.stem: 
 CC_GOLDEN = GOLDEN / "claude-code"
 
 
-def records(data: bytes) -> list:
-    """The complete records of a transcript (a cut last line is none)."""
-    out = []
-    for line in data.split(b"\n"):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
+records = jsonl_values  # the complete records of a transcript's bytes (a cut last line is none)
 
 
 def to_asif(path: Path) -> dict:

@@ -96,19 +96,9 @@ def selection_of(path: Path, source_format: str) -> Selection | None:
 SOURCES = [(p, "continuity") for p in CONTINUITY_FILES] + [(p, "asif") for p in ASIF_EXAMPLES]
 WITH_HISTORY = [(p, f) for p, f in SOURCES if selection_of(p, f) is not None]
 # Known failures, each a bug the judge found; strict, so a fix shows as a pass to remove here.
-WRONG_BRANCH = pytest.mark.xfail(strict=True, reason=(
-    "the claude-code writer writes another branch than the active one the export names "
-    "(continuity's active_branch_id), and its branch_not_written loss names branches, not the events lost"))
-RESOURCES_AS_IMAGES = pytest.mark.xfail(strict=True, reason=(
-    "the claude-code writer writes every resource as an image block (text, CSV, Markdown, audio and PDF "
-    "too, with a text source, or an empty URL when the document does not hold the data), which the "
-    "Messages API refuses, and names none of them in a loss"))
-KNOWN = {"05-forks.json": WRONG_BRANCH, "12-unicode-odd-ids.json": WRONG_BRANCH} | {
-    f"{name}.session.json": RESOURCES_AS_IMAGES for name in (
-        "attachment-availability", "audio-and-transcript", "compaction-with-attachment",
-        "continuation-action-specific", "continuation-another-agent", "continuation-another-computer",
-        "continuation-pending-remote-operation", "image-and-document", "multi-agent-review",
-        "redacted-attachment", "tool-generated-files")}
+# (None today: the writer continues the branch request selects, names the events of the branches
+# it leaves out, and writes only media the Messages API takes, naming the rest.)
+KNOWN: dict[str, pytest.MarkDecorator] = {}
 
 
 def test_most_corpus_sessions_have_a_history_to_judge():

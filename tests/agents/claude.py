@@ -168,8 +168,13 @@ def session_folder(folder: Path) -> tuple[Path, dict[str, bytes]]:
 
 def read_jsonl(path: Path) -> list[Any]:
     """The JSON values of a transcript's complete lines (a cut or broken line is skipped)."""
+    return jsonl_values(path.read_bytes())
+
+
+def jsonl_values(data: bytes) -> list[Any]:
+    """The JSON values of the complete lines of a transcript's bytes (a cut or broken line is skipped)."""
     values = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in data.decode("utf-8").splitlines():
         if line.strip():
             try:
                 values.append(json.loads(line))

@@ -454,7 +454,8 @@ def _tell(summary: core.Summary, manifest: Path | str, sources: list[str], patte
     code = EXIT_INTERRUPTED if summary.interrupted else summary.exit_code
     if summary.counted and not summary.total_files:
         names = ", ".join(input_name(s) for s in sources)
-        err(f"error: no file matched {names} (in folders: files named {pattern}, see --pattern); nothing to do")
+        named = " or ".join(pattern.split(","))  # (several globs, separated by commas)
+        err(f"error: no file matched {names} (in folders: files named {named}, see --pattern); nothing to do")
         code = EXIT_INVALID_INPUT
     elif not quiet:
         to_stderr = report == "-"  # (standard output holds the report)

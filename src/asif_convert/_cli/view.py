@@ -25,6 +25,7 @@ from asif_convert._cli.common import (
     usage_error,
 )
 from asif_convert._errors import EXIT_INVALID_INPUT
+from asif_convert._registry import detect_lines
 from asif_convert._view import diff_page, session_page, write_report, write_report_records
 from asif_convert.batch import FileResult
 from asif_convert.batch._manifest import manifest_records
@@ -64,8 +65,8 @@ def view(files: Annotated[list[str], typer.Argument(
     if not 1 <= len(files) <= 2:
         usage_error(f"view takes one or two files, not {len(files)}")
     stdin_once(files)
-    # a *.jsonl file is a manifest when its first line is a file record (a session may be JSON Lines too)
-    manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX) and _first_line_is_a_record(files[0])
+    # a *.jsonl file is a manifest, unless it is a session of JSON Lines (a Claude Code transcript)
+    manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX) and not _a_session(files[0])
     if (pages is not None or outdir is not None) and not manifest and files != ["-"]:  # (stdin: once read)
         usage_error(PAGES_WITH_A_MANIFEST)
     if outdir is not None and pages is None:
@@ -99,12 +100,16 @@ PAGES_WITH_A_MANIFEST = "--pages and --outdir go with a batch manifest (*.jsonl,
 _RECORD_KEYS = frozenset({"input", "status", "target_format"})  # what every manifest line has
 
 
-def _first_line_is_a_record(path: str) -> bool:
+def _a_session(path: str) -> bool:
+    """Whether a *.jsonl file is a session of a format of JSON Lines (a format claims its first
+    record) rather than a batch manifest."""
     try:
         with open(path, "rb") as fh:
-            return a_manifest(fh.readline(1 << 20))
-    except OSError:
-        return True  # the report says why it cannot be read
+            first = next((line for line in iter(lambda: fh.readline(1 << 20), b"") if line.strip()), b"")
+        record = msgspec.json.decode(first)
+    except (OSError, msgspec.DecodeError):
+        return False  # the manifest's reading says what is wrong
+    return not a_manifest(first) and detect_lines([record]) is not None
 
 
 def a_manifest(data: bytes) -> bool:

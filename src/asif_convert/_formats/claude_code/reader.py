@@ -298,14 +298,11 @@ class Reader:
         index = records.Index(doc)
         slots = {(slot.f, slot.n): slot for home in self.homes.values() for slot in home.r}
         by_id = {ev.id: k for k, ev in enumerate(self.events)}
-        pending = []
-        for eid, home in self.homes.items():
-            k = by_id[eid]
-            pending += records.partials(home, self.events[k:k + 1 + home.g], index)
-        pending.sort(key=lambda p: (p.f or "", p.n))
+        batches = (records.partials(home, self.events[by_id[eid]:by_id[eid] + 1 + home.g], index)
+                   for eid, home in self.homes.items())
         envelope, file = records.Envelope(), None
         kept = False
-        for p in pending:
+        for p in records.in_file_order(batches):
             if p.f != file:  # each file's records derive from their own
                 envelope, file = records.Envelope(), p.f
             actual = self.files[p.f][p.n][1]

@@ -9,7 +9,8 @@ itself, so the rendering plus the difference is the record, value for value."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import heapq
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -233,16 +234,32 @@ class Envelope:
             self.template[kind] = self.template[kind.partition(":")[0]] = self.template["*"] = record
 
 
+def in_file_order(batches: Iterable[list[Partial]]) -> Iterator[Partial]:
+    """The records of the groups (given in the order of their first record), in file order (the
+    session's own file, then each companion's): each as soon as those before it are, so only the
+    records a response's later pieces are waiting for are held at once, not every record."""
+    heap: list[tuple[str, int, int, Partial]] = []
+    expected, tie = ("", 0), 0
+    for batch in batches:
+        for p in batch:
+            tie += 1
+            heapq.heappush(heap, (p.f or "", p.n, tie, p))
+        while heap and heap[0][:2] == expected:
+            p = heapq.heappop(heap)[3]
+            expected = (expected[0], expected[1] + 1)
+            yield p
+    while heap:  # (a companion's records, or records an edit left without their neighbours)
+        yield heapq.heappop(heap)[3]
+
+
 def render(doc: ir.Document) -> list[tuple[int, Any]]:
     """Every record of the session's own file its events stand for, with its position, in file
     order (the records of its companion files are not part of it)."""
     index = Index(doc)
-    pending = [p for home, members in groups(doc.events) if home.r[0].f is None
-               for p in partials(home, members, index)]
-    pending.sort(key=lambda p: p.n)
+    batches = (partials(home, members, index) for home, members in groups(doc.events) if home.r[0].f is None)
     envelope = Envelope()
     out = []
-    for p in pending:
+    for p in in_file_order(batches):
         record = apply(envelope.canonical(p), p.diff)
         envelope.seen(record, p.kind)
         out.append((p.n, record))
