@@ -360,3 +360,13 @@ def test_an_empty_timestamp_and_odd_event_types_are_kept(tmp_path: Path):
     assert [p for p in ASIF.validate(doc) if p.severity == "error"] == []
     assert "assistant" in {p["id"] for p in doc["participants"]}  # who runs the turn, with no answer in it
     assert codex_lines(doc) == [value for _, value in lines.records]
+
+
+def test_a_namespaced_call_names_its_tool_with_its_namespace(tmp_path: Path):
+    call = {"type": "function_call", "namespace": "multi_agent_v1", "name": "spawn_agent",
+            "arguments": '{"task":"x"}', "call_id": "n1"}
+    path = _rollout(tmp_path, call, _output("n1"))
+    doc, lines = to_asif(path)
+    assert [e["data"]["tool_id"] for e in doc["events"] if e["kind"] == "tool_call"] == ["multi_agent_v1.spawn_agent"]
+    assert {t["id"] for t in doc["tools"]} == {"multi_agent_v1.spawn_agent"}
+    assert codex_lines(doc) == [value for _, value in lines.records]

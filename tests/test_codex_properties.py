@@ -70,6 +70,8 @@ def items(draw: Any, call_id: str) -> list[dict[str, Any]]:
     arguments = draw(st.sampled_from([json.dumps({"cmd": draw(texts)}), '{"cmd": "cut', "{}"]))
     call = {"type": "function_call", "name": draw(st.sampled_from(["exec_command", "shell", "Bash"])),
             "arguments": arguments, "call_id": call_id}
+    if draw(st.booleans()):
+        call["namespace"] = draw(st.sampled_from(["multi_agent_v1", "mcp__files", ""]))
     return [call, {"type": "function_call_output", "call_id": call_id, "output": draw(outputs())}][
         :draw(st.sampled_from([1, 2, 2]))]
 

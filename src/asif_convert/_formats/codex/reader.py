@@ -136,6 +136,10 @@ class Reader:
             self.kept.append([index, line])
             self.ledger.add("+unpaired", about=unpaired)
             return
+        namespace = item.get("namespace") if kind == "function_call" else None
+        if isinstance(namespace, str) and namespace and len(split.calls) == 1:
+            # a tool of a namespace (Codex's multi-agent tools, an MCP server's): its id says both
+            split.calls[0].name = f"{namespace}.{split.calls[0].name}"
         events = self._events(eid, role, split)
         native: dict[str, Any] = {}
         if self.gen == "rollout":
@@ -149,12 +153,14 @@ class Reader:
                 native["w"] = {"keys": list(line), "extra": extra}
         if split.options:
             native["style"] = split.options
+        if isinstance(namespace, str) and namespace and len(split.calls) == 1:
+            native["ns"] = namespace
         encodings = self._outcomes(events)
         if encodings:
             native["enc"] = encodings
         # an exact split is its rendering key for key (the dialect vouches): nothing to keep
-        diff = None if split.exact and not encodings else \
-            difference.diff(render_item(self.codec, role, split.options, events, split.resources, encodings), item)
+        diff = None if split.exact and not encodings and "ns" not in native else \
+            difference.diff(render_item(self.codec, role, events, split.resources, native), item)
         if diff is not None:
             native["d"] = diff
         events[0].native = {NAMESPACE: native}
@@ -298,20 +304,23 @@ def _exit_codes(lines: Lines, gen: str) -> dict[str, int]:
     return found
 
 
-def render_item(codec: Any, role: str, options: dict[str, Any], events: list[ir.Event],
-                resources: list[ir.Resource] | dict[str, dict[str, Any]], encodings: dict[str, Any]) -> Any:
-    """The item the dialect renders for a line's events, with the output strings re-encoded as
-    the line had them (``encodings``: the JSON encoding's metadata by result index)."""
+def render_item(codec: Any, role: str, events: list[ir.Event],
+                resources: list[ir.Resource] | dict[str, dict[str, Any]], state: dict[str, Any]) -> Any:
+    """The item the dialect renders for a line's events in the line's style, with the output
+    string re-encoded as the line had it (``enc``: the JSON encoding's metadata by result index)
+    and a namespaced call's name split back into ``namespace`` and ``name`` (``ns``)."""
     parts = next((ev.body.parts for ev in events if isinstance(ev.body, ir.Message)), [])
     pieces = Pieces(role=role, parts=[codec.dump_part(p) for p in parts],
                     calls=[codec.dump_body(ev.body) for ev in events if isinstance(ev.body, ir.ToolCall)],
                     results=[codec.dump_body(ev.body) for ev in events if isinstance(ev.body, ir.ToolResult)],
                     resources=resources if isinstance(resources, dict) else {r.id: codec.dump(r) for r in resources})
-    item = openai_responses.render(pieces, options)
-    if encodings and isinstance(item, dict) and isinstance(item.get("output"), str):
-        metadata = encodings.get("0")
-        if metadata is not None:
-            item = {**item, "output": outputs.encode_json(item["output"], metadata)}
+    item = openai_responses.render(pieces, state.get("style") or {})
+    metadata = (state.get("enc") or {}).get("0")
+    if metadata is not None and isinstance(item, dict) and isinstance(item.get("output"), str):
+        item = {**item, "output": outputs.encode_json(item["output"], metadata)}
+    namespace = state.get("ns")
+    if isinstance(namespace, str) and isinstance(item, dict) and isinstance(item.get("name"), str):
+        item = {**item, "namespace": namespace, "name": item["name"].removeprefix(f"{namespace}.")}
     return item
 
 

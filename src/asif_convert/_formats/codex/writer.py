@@ -62,7 +62,7 @@ def _line(codec: Any, group: list[ir.Event], resources: dict[str, Any], legacy: 
     state = group[0].native[NAMESPACE]
     first = group[0].body
     role = first.role if isinstance(first, ir.Message) else "tool" if isinstance(first, ir.ToolResult) else "assistant"
-    item = render_item(codec, role, state.get("style") or {}, group, resources, state.get("enc") or {})
+    item = render_item(codec, role, group, resources, state)
     item = difference.apply(item, state.get("d"))
     if legacy:
         return item
