@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from functools import cache
+
 from asif_convert import ir
-from asif_convert._formats.codex import reader, writer
-from asif_convert.plugin import Context, Lines, Problem
+from asif_convert._formats.codex import fresh, reader, writer
+from asif_convert.plugin import Context, Lines, MappingTable, Problem, load_mapping
 
 __all__ = ["FORMAT", "CodexFormat"]
 
@@ -21,6 +23,11 @@ class CodexFormat:
     extension = ".jsonl"
     namespace = reader.NAMESPACE
     shape = "lines"
+
+    @property
+    def mapping_tables(self) -> tuple[MappingTable, ...]:
+        """Its loss vocabulary (reading and writing), so ``--fail-on`` and ``formats`` know it."""
+        return _tables()
 
     def detect(self, first: Any) -> bool:
         # the decoded first records of a line-oriented input (a JSON document is not a rollout)
@@ -47,6 +54,11 @@ class CodexFormat:
 
     def write(self, doc: ir.Document, ctx: Context) -> list[Any]:
         return writer.write(doc, ctx)
+
+
+@cache
+def _tables() -> tuple[MappingTable, ...]:
+    return load_mapping(reader.TABLE_PATH), load_mapping(fresh.TABLE_PATH)
 
 
 FORMAT = CodexFormat()
