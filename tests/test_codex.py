@@ -370,3 +370,10 @@ def test_a_namespaced_call_names_its_tool_with_its_namespace(tmp_path: Path):
     assert [e["data"]["tool_id"] for e in doc["events"] if e["kind"] == "tool_call"] == ["multi_agent_v1.spawn_agent"]
     assert {t["id"] for t in doc["tools"]} == {"multi_agent_v1.spawn_agent"}
     assert codex_lines(doc) == [value for _, value in lines.records]
+
+
+def test_the_codex_loss_kinds_are_known_to_fail_on(tmp_path: Path):
+    out = tmp_path / "s.asif.json"
+    result = _cli("convert", str(CORPUS / "codex" / "parallel.jsonl"), "--to", "asif", "-o", str(out),
+                  "--fail-on", "ui_copy")
+    assert result.exit_code == 4 and "ui_copy" in result.stderr and not out.exists()
