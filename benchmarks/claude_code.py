@@ -129,7 +129,9 @@ def large(cli: str, path: Path, reps: int) -> dict:
         size = path.stat().st_size
         for name, got in runs.items():
             ratios = [r["wall"] / f["wall"] for r, f in zip(got, runs["floor"], strict=True)]
+            cpu = [r["cpu"] / f["cpu"] for r, f in zip(got, runs["floor"], strict=True)]
             out[name] = {"wall": statistics.median(r["wall"] for r in got), "x_floor": statistics.median(ratios),
+                         "cpu": statistics.median(r["cpu"] for r in got), "cpu_x_floor": statistics.median(cpu),
                          "rss_x_input": statistics.median(r["rss_kib"] * 1024 / size for r in got)}
         out["exact"] = back.read_bytes() == path.read_bytes()
     return out

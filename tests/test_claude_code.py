@@ -352,3 +352,32 @@ def test_batch_finds_sessions_in_the_clients_layout_and_resumes(tmp_path):
     assert any(b["id"].startswith("subagent:") for b in doc["branches"])
     again = migrate([projects], out, to="asif", workers=0).summary
     assert again.counts == {"unchanged": 4}
+
+
+# -- the request that continues a transcript -------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["tools", "fork", "image", "subagent"])
+def test_request_continues_what_the_client_would(name):
+    """The active branch holds every parallel call's result (the client gives each result its own
+    call's record as parent), and the request carries what the model saw: each tool_result's
+    content, never the client's toolUseResult copy."""
+    from asif_convert import request
+
+    path = SESSIONS[name]
+    body = request(path.read_bytes(), provider="anthropic-messages").body
+    sent = [b for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])]
+    source = records(path.read_bytes())
+    leaf = [r for r in source if r.get("type") == "last-prompt"][-1]["leafUuid"]
+    by_uuid = {r["uuid"]: r for r in source if "uuid" in r}
+    chain, at = [], leaf
+    while at in by_uuid:
+        chain.append(by_uuid[at])
+        at = by_uuid[at].get("parentUuid")
+    calls = {b["id"] for r in chain if r["type"] == "assistant" for b in r["message"]["content"]
+             if b["type"] == "tool_use"}
+    recorded = {b["tool_use_id"]: b for r in source if r.get("type") == "user" and isinstance(
+        r["message"]["content"], list) for b in r["message"]["content"] if b.get("type") == "tool_result"}
+    results = {b["tool_use_id"]: b for b in sent if b["type"] == "tool_result"}
+    assert set(results) == calls  # every call of the resumed history, answered
+    for call_id, block in results.items():
+        assert block["content"] == recorded[call_id]["content"]

@@ -5,6 +5,7 @@ directories and git branches (environments), the client versions and permission 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -30,7 +31,7 @@ def capture(lines: Lines, session_id: str, version: str) -> ir.Capture:
                       consistency="partial" if cut is not None else "unknown", boundary=boundary)
 
 
-def _distinct(values: list[Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+def _distinct(values: Iterable[Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
     seen: dict[bytes, dict[str, Any]] = {}
     for v in values:
         if isinstance(v, dict) and v.get("type") in ("user", "assistant"):
@@ -40,7 +41,7 @@ def _distinct(values: list[Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def environments(values: list[Any]) -> list[dict[str, Any]]:
+def environments(values: Iterable[Any]) -> list[dict[str, Any]]:
     """Each working directory (with its git branch) the records name: a workspace. A recorded path
     is metadata: it is never opened."""
     out = []
@@ -53,7 +54,7 @@ def environments(values: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def configurations(values: list[Any]) -> list[dict[str, Any]]:
+def configurations(values: Iterable[Any]) -> list[dict[str, Any]]:
     """Each client version and permission mode the records name: what is known of the client."""
     out = []
     for k, found in enumerate(_distinct(values, ("version", "permissionMode"))):

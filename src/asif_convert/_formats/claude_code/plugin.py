@@ -48,7 +48,7 @@ class ClaudeCodeFormat:
         return reader.companions(file_name, lines)
 
     def read(self, lines: Lines, ctx: Context) -> ir.Document:
-        return reader.read(lines, ctx.ledger(TABLE))
+        return reader.read(lines, ctx.ledger(TABLE), release=ctx.release_input)
 
     def write(self, doc: ir.Document, ctx: Context) -> list[Any]:
         return writer.write(doc, ctx.ledger(TABLE))

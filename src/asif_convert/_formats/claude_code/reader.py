@@ -78,6 +78,19 @@ class Reader:
         self.agents: dict[str, ir.Participant] = {}
         self.summaries: list[tuple[ir.Event, dict[str, Any]]] = []
         self.tree = self.main_tree = tree.Tree()
+        # what rendering a record needs, filled as events are read, and the records rendered and
+        # compared in file order as their groups come (each let go after, with ``release``)
+        self.index = records.Index()
+        self.index.executions = self.executions
+        self.order = records.FileOrder()
+        self.envelopes: dict[str | None, records.Envelope] = {}
+        self.slots: dict[tuple[str | None, int], records.Slot] = {}
+        self.kept = False
+        self.release = False
+        # what is needed of the records once they are let go
+        self.leaves: list[str] = []  # the last-prompt records' leaves, in file order
+        self.last_message: dict[str | None, str] = {}  # the last message record of each file (no sidechain)
+        self.agent_calls: dict[str, str] = {}  # agent id -> the call its Task result answers
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -95,6 +108,8 @@ class Reader:
                       time=time if isinstance(time, str) and time else ir.UNSET,
                       execution_id=execution if execution is not None else ir.UNSET)
         self.events.append(ev)
+        if isinstance(body, ir.ToolCall):
+            self.index.calls.setdefault(body.call_id, event_id)
         return ev
 
     def read_events(self) -> None:
@@ -111,6 +126,7 @@ class Reader:
             uuids.add(v["uuid"])
         done: set[int] = set()
         for n, (_, v) in enumerate(self.records):
+            self._note(v)
             if n in done:
                 continue
             if n in repeated:
@@ -125,6 +141,22 @@ class Reader:
             else:
                 self._user(n, v)
 
+    def _note(self, v: Any) -> None:
+        """What the session needs of a record once it is let go: the leaves of last-prompt
+        records, the last message record, the agent a Task result names and the call it answers."""
+        if not isinstance(v, dict):
+            return
+        if v.get("type") == "last-prompt" and isinstance(v.get("leafUuid"), str) and self.file is None:
+            self.leaves.append(v["leafUuid"])
+        elif message_record(v):
+            if self.file is not None or v.get("isSidechain") is not True:
+                self.last_message[self.file] = v["uuid"]
+            tur, content = v.get("toolUseResult"), v["message"]["content"]
+            if isinstance(tur, dict) and isinstance(tur.get("agentId"), str) and isinstance(content, list):
+                call = next((b.get("tool_use_id") for b in content if isinstance(b, dict)), None)
+                if isinstance(call, str):
+                    self.agent_calls.setdefault(tur["agentId"], call)
+
     def _verbatim(self, n: int, v: Any, key: str = "records[]") -> None:
         kind = v.get("type") if isinstance(v, dict) else None
         kind = kind if isinstance(kind, str) else "(no type)"
@@ -132,7 +164,7 @@ class Reader:
         eid = self._id(uuid if isinstance(uuid, str) and uuid else f"record-{self.records[n][0]}")
         self._add(eid, "claude-code", ir.Extension(type=records.RECORD_TYPE + kind, value=v,
                                                     interpretation_required=False), v if isinstance(v, dict) else {})
-        self.homes[eid] = records.Home(r=[records.Slot(n=n, f=self.file)])
+        self._settle(eid, records.Home(r=[records.Slot(n=n, f=self.file)]))
         self.ledger.add(key, "event", eid, about=kind if key == "records[]" else None)
         if isinstance(uuid, str) and uuid:
             self._node(uuid, v, n, [eid])
@@ -174,6 +206,7 @@ class Reader:
             return
         execution = self._execution(first)
         actor = self._actor(first, "assistant")
+        self._resources(split.resources)
         owner = len(self.events)
         ids: list[str] = []
         if split.parts is not None:
@@ -194,8 +227,8 @@ class Reader:
             self.calls.add(call.call_id)
         for result in split.results:
             ids.append(self._result(result, values[-1], first["uuid"], execution).id)
+        self._usage(first, ids[0] if ids else None)  # (before its records are rendered: they repeat it)
         self._finish_group(owner, members, values, split.options, ids)
-        self._usage(first, ids[0] if ids else None)
 
     def _finish_group(self, owner: int, members: list[int], values: list[dict[str, Any]], options: dict[str, Any],
                       ids: list[str]) -> None:
@@ -205,7 +238,7 @@ class Reader:
             return
         slots = [records.Slot(n=n, b=len(v["message"]["content"]), f=self.file)
                  for n, v in zip(members, values, strict=True)]
-        self.homes[ids[0]] = records.Home(r=slots, g=len(self.events) - owner - 1, o=options)
+        self._settle(ids[0], records.Home(r=slots, g=len(self.events) - owner - 1, o=options))
         for n, v in zip(members, values, strict=True):
             self._node(v["uuid"], v, n, ids)
 
@@ -229,8 +262,10 @@ class Reader:
 
     def _usage(self, v: dict[str, Any], event_id: str | None) -> None:
         if event_id is not None:
-            self.usage += usage_counters.entries(usage_counters.extract(v["message"]), event_id,
-                                                 {"mode": "observed", "producer": "claude-code"})
+            counters = usage_counters.extract(v["message"])
+            self.usage += usage_counters.entries(counters, event_id, {"mode": "observed", "producer": "claude-code"})
+            if counters:
+                self.index.usage[event_id] = counters
 
     def _tool(self, name: str, server: str | None) -> str:
         if name not in self.tools:
@@ -257,7 +292,7 @@ class Reader:
                         or len({r.call_id for r in results}) < len(results):
                     self._verbatim(n, v, "records[].orphan")  # a result without its call, or a second one
                     return
-                self.resources += split.resources
+                self._resources(split.resources)
         owner = len(self.events)
         ids: list[str] = []
         prompt = False
@@ -276,8 +311,8 @@ class Reader:
                 result.parts = [*result.parts, ir.StructuredPart(schema=records.TOOL_USE_RESULT,
                                                                  value=v["toolUseResult"])]
             ids.append(self._result(result, v, v["uuid"]).id)
-        self.homes[ids[0] if ids else self._empty(v)] = records.Home(
-            r=[records.Slot(n=n, f=self.file)], g=len(self.events) - owner - 1, o=options)
+        self._settle(ids[0] if ids else self._empty(v), records.Home(
+            r=[records.Slot(n=n, f=self.file)], g=len(self.events) - owner - 1, o=options))
         self._node(v["uuid"], v, n, ids, prompt=prompt)
 
     def _empty(self, v: dict[str, Any]) -> str:
@@ -293,43 +328,50 @@ class Reader:
 
     # -- the differences ------------------------------------------------------------------------
 
-    def differences(self, doc: ir.Document) -> None:
-        """Each record's difference from its rendering, on its slot; then the homes on their events."""
-        index = records.Index(doc)
-        slots = {(slot.f, slot.n): slot for home in self.homes.values() for slot in home.r}
-        by_id = {ev.id: k for k, ev in enumerate(self.events)}
-        batches = (records.partials(home, self.events[by_id[eid]:by_id[eid] + 1 + home.g], index)
-                   for eid, home in self.homes.items())
-        envelope, file = records.Envelope(), None
-        kept = False
-        for p in records.in_file_order(batches):
-            if p.f != file:  # each file's records derive from their own
-                envelope, file = records.Envelope(), p.f
-            actual = self.files[p.f][p.n][1]
-            d = record_difference(envelope.canonical(p), actual)
-            if d is not None:
-                slots[(p.f, p.n)].d = d
-                kept = kept or p.message is not None
-            envelope.seen(actual, p.kind)
-        if kept:
+    def _resources(self, found: list[ir.Resource]) -> None:
+        self.resources += found
+        self.index.resources.update((r.id, msgspec.to_builtins(r)) for r in found)
+
+    def _settle(self, eid: str, home: records.Home) -> None:
+        """A group is read: its records are rendered, and compared as soon as those before them are."""
+        self.homes[eid] = home
+        for slot in home.r:
+            self.slots[(slot.f, slot.n)] = slot
+        start = len(self.events) - 1 - home.g
+        for p in self.order.push(records.partials(home, self.events[start:start + 1 + home.g], self.index)):
+            self._compare(p)
+
+    def _compare(self, p: records.Partial) -> None:
+        """A record's difference from its rendering, on its slot (each file's records derive
+        from their own); the record let go after (with ``release``: events hold what they need)."""
+        envelope = self.envelopes.setdefault(p.f, records.Envelope())
+        held = self.files[p.f]
+        actual = held[p.n][1]
+        d = record_difference(envelope.canonical(p), actual)
+        if d is not None:
+            self.slots[(p.f, p.n)].d = d
+            self.kept = self.kept or p.message is not None
+        envelope.seen(actual, p.kind)
+        if self.release and p.message is not None:
+            held[p.n] = (held[p.n][0], None)
+
+    def finish(self) -> None:
+        """The records still waiting compared; then the homes on their events."""
+        for p in self.order.rest():
+            self._compare(p)
+        if self.kept:
             self.ledger.add("records[].envelope")
+        by_id = {ev.id: ev for ev in self.events}
         for eid, home in self.homes.items():
-            ev = self.events[by_id[eid]]
-            ev.native = {NAMESPACE: msgspec.to_builtins(home)}
+            by_id[eid].native = {NAMESPACE: msgspec.to_builtins(home)}
 
     # -- the session ----------------------------------------------------------------------------
 
     def active_leaf(self) -> str | None:
         """The record ``claude --resume`` continues from: the last last-prompt's leaf, else the
         last message record of the main line."""
-        for _, v in reversed(self.records):
-            leaf = v.get("leafUuid") if isinstance(v, dict) and v.get("type") == "last-prompt" else None
-            if isinstance(leaf, str) and leaf in self.tree.nodes:
-                return str(v["leafUuid"])
-        for _, v in reversed(self.records):
-            if message_record(v) and v.get("isSidechain") is not True:
-                return str(v["uuid"])
-        return None
+        leaf = next((uuid for uuid in reversed(self.leaves) if uuid in self.main_tree.nodes), None)
+        return leaf or self.last_message.get(None)
 
     def branches(self) -> list[ir.Branch]:
         out = []
@@ -352,15 +394,7 @@ class Reader:
         result names its agent id (its own file), or whose prompt its first record holds (inline)."""
         by_id = {ev.id: ev for ev in self.events}
         calls = {ev.body.call_id: ev for ev in self.events if isinstance(ev.body, ir.ToolCall)}
-        started: dict[str, str] = {}  # agent id or prompt -> the call's event
-        for _, v in self.files[None]:
-            tur = v.get("toolUseResult") if isinstance(v, dict) else None
-            content = v.get("message", {}).get("content") if isinstance(v, dict) and isinstance(
-                v.get("message"), dict) else None
-            if isinstance(tur, dict) and isinstance(tur.get("agentId"), str) and isinstance(content, list):
-                call = next((b.get("tool_use_id") for b in content if isinstance(b, dict)), None)
-                if call in calls:
-                    started[tur["agentId"]] = calls[call].id
+        started = {agent: calls[call].id for agent, call in self.agent_calls.items() if call in calls}
         for ev in calls.values():
             body = ev.body
             assert isinstance(body, ir.ToolCall)
@@ -392,7 +426,7 @@ class Reader:
         order = {ev.id: ev.sequence for ev in self.events}
         for rel, part in self.trees.items():
             part.link()
-            last = next((str(v["uuid"]) for _, v in reversed(self.files[rel]) if message_record(v)), None)
+            last = self.last_message.get(rel)
             seen: dict[str, None] = {}
             for uuid in part.path(last) if last is not None else []:
                 seen.update(dict.fromkeys(self.held.get(uuid, ())))
@@ -402,17 +436,27 @@ class Reader:
         return out
 
     def _with_calls(self, event_ids: list[str]) -> list[str]:
-        """A branch's events, and the calls its results answer where the parent chain missed them
-        (a result's record whose parent is not its call's): a result never comes without its call."""
-        calls = {ev.body.call_id: ev.id for ev in self.events if isinstance(ev.body, ir.ToolCall)}
+        """A branch's events, with the calls its results answer and the results of its calls
+        where the parent chain missed them: the client chains parallel calls one after the other
+        and gives each result its own call's record as parent, so only the last result is on the
+        chain; a result never comes without its call, nor a call without its results."""
+        calls: dict[str, str] = {}
+        results: dict[str, list[str]] = {}
+        for ev in self.events:
+            if isinstance(ev.body, ir.ToolCall):
+                calls.setdefault(ev.body.call_id, ev.id)
+            elif isinstance(ev.body, ir.ToolResult):
+                results.setdefault(ev.body.call_id, []).append(ev.id)
         by_id = {ev.id: ev for ev in self.events}
         present = set(event_ids)
         for eid in list(event_ids):
             body = by_id[eid].body
-            call = calls.get(body.call_id) if isinstance(body, ir.ToolResult) else None
-            if call is not None and call not in present:
-                present.add(call)
-                event_ids.append(call)
+            if isinstance(body, ir.ToolResult | ir.ToolCall):
+                wanted = [calls.get(body.call_id)] if isinstance(body, ir.ToolResult) else results.get(body.call_id, [])
+                for other in wanted:
+                    if other is not None and other not in present:
+                        present.add(other)
+                        event_ids.append(other)
         return event_ids
 
     def contexts(self, branches: list[ir.Branch]) -> list[ir.Context]:
@@ -487,34 +531,41 @@ def companions(file_name: str, lines: Lines) -> tuple[list[str], list[str]]:
     return [f"{stem}/subagents"], named
 
 
-def read(lines: Lines, ledger: Ledger) -> ir.Document:
+def read(lines: Lines, ledger: Ledger, release: bool = False) -> ir.Document:
+    """The session of a transcript. With ``release``, the records are let go as they are read
+    (the caller never looks at them again): the session takes the memory they held."""
+    session_id = next((v["sessionId"] for _, v in lines.records if isinstance(v, dict)
+                       and isinstance(v.get("sessionId"), str) and v["sessionId"]), "claude-code-session")
+    extras: dict[str, Any] = {"environments": environments(v for _, v in lines.records),
+                              "configurations": configurations(v for _, v in lines.records)}
+    made = capture(lines, session_id, __version__)
+    count = len(lines.records)
     reader = Reader(lines, ledger)
+    reader.release = release
     reader.read_events()
     for rel, part in sorted(lines.parts.items()):
         reader.read_companion(rel, part)
     reader.file, reader.records, reader.tree = None, lines.records, reader.main_tree
     branches = reader.branches()
     reader.link_subagents(branches)
-    values = [v for _, v in lines.records]
-    session_id = next((v["sessionId"] for v in values if isinstance(v, dict) and isinstance(v.get("sessionId"), str)
-                       and v["sessionId"]), "claude-code-session")
     for problem in lines.problems:
         if problem.rule == CUT:
             ledger.add("records[].cut", about=f"line {problem.line}")
-    extras: dict[str, Any] = {"environments": environments(values), "configurations": configurations(values)}
     if reader.usage:
         extras["usage"] = reader.usage
     doc = ir.Document(
-        capture=capture(lines, session_id, __version__), session=ir.Session(
+        capture=made, session=ir.Session(
             id=session_id, native_ids=[ir.NativeId(provider="claude-code", namespace="sessionId", value=session_id)]),
         participants=reader.participants(), events=reader.events, branches=branches,
         executions=list(reader.executions.values()), contexts=reader.contexts(branches),
         tools=list(reader.tools.values()), resources=reader.resources, extras=extras,
-        native={NAMESPACE: {"records": len(lines.records)}})
+        native={NAMESPACE: {"records": count}})
+    # the branch --resume continues is the session's active one (what request continues); the
+    # others' state at their head is not recorded
     doc.checkpoints = [ir.Checkpoint(id=f"head:{b.id}", branch_id=b.id, at_event_id=b.head_event_id,
-                                     knowledge="derived", status="unknown") for b in branches]
+                                     knowledge="derived", status="active" if b.id == "main" and b.head_event_id
+                                     else "unknown") for b in branches]
     ledger.add("+checkpoints")
     doc.coverage = coverage(doc, cut=any(p.rule == CUT for p in lines.problems))
-    reader.differences(doc)
+    reader.finish()
     return doc
-

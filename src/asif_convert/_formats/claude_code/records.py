@@ -18,11 +18,12 @@ import msgspec
 from asif_convert import ir
 from asif_convert._dialects import anthropic
 from asif_convert._dialects import usage as usage_counters
-from asif_convert._dialects.common import Pieces
+from asif_convert._dialects.common import CLIENT_RECORDS, Pieces
 from asif_convert._dialects.difference import apply
 from asif_convert._formats.claude_code import NAMESPACE
 
 TOOL_USE_RESULT = f"{NAMESPACE}:toolUseResult"  # structured-part schema of a result's toolUseResult
+assert TOOL_USE_RESULT in CLIENT_RECORDS  # (never model input: request leaves it out)
 RECORD_TYPE = f"{NAMESPACE}:"  # prefix of an extension event's type: the record type follows
 SUMMARY_CATEGORY = "compaction_summary"  # the note that holds a compaction's summary
 # Envelope keys a record's own events say (or that belong to one record only): not taken from
@@ -83,7 +84,9 @@ class Partial(msgspec.Struct):
 class Index:
     """What rendering needs of the whole session: resources by id, usage by event, executions."""
 
-    def __init__(self, doc: ir.Document) -> None:
+    def __init__(self, doc: ir.Document | None = None) -> None:
+        """Of a whole document; or, with none, empty, for a reader to fill as it goes."""
+        doc = doc or ir.Document(session=ir.Session(id="-"))
         self.resources = {r.id: msgspec.to_builtins(r) for r in doc.resources}
         self.usage = usage_counters.by_event(doc.extras.get("usage"))
         self.executions = {x.id: x for x in doc.executions}
@@ -234,22 +237,34 @@ class Envelope:
             self.template[kind] = self.template[kind.partition(":")[0]] = self.template["*"] = record
 
 
-def in_file_order(batches: Iterable[list[Partial]]) -> Iterator[Partial]:
-    """The records of the groups (given in the order of their first record), in file order (the
-    session's own file, then each companion's): each as soon as those before it are, so only the
-    records a response's later pieces are waiting for are held at once, not every record."""
-    heap: list[tuple[str, int, int, Partial]] = []
-    expected, tie = ("", 0), 0
-    for batch in batches:
+class FileOrder:
+    """The records of groups given in the order of their first record, put back in file order
+    (the session's own file, then each companion's): each as soon as those before it are, so
+    only the records a response's later pieces are waiting for are held at once."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[str, int, int, Partial]] = []
+        self.expected, self.tie = ("", 0), 0
+
+    def push(self, batch: list[Partial]) -> Iterator[Partial]:
         for p in batch:
-            tie += 1
-            heapq.heappush(heap, (p.f or "", p.n, tie, p))
-        while heap and heap[0][:2] == expected:
-            p = heapq.heappop(heap)[3]
-            expected = (expected[0], expected[1] + 1)
-            yield p
-    while heap:  # (a companion's records, or records an edit left without their neighbours)
-        yield heapq.heappop(heap)[3]
+            self.tie += 1
+            heapq.heappush(self.heap, (p.f or "", p.n, self.tie, p))
+        while self.heap and self.heap[0][:2] == self.expected:
+            self.expected = (self.expected[0], self.expected[1] + 1)
+            yield heapq.heappop(self.heap)[3]
+
+    def rest(self) -> Iterator[Partial]:
+        """What is still held (a companion's records, records an edit left without neighbours)."""
+        while self.heap:
+            yield heapq.heappop(self.heap)[3]
+
+
+def in_file_order(batches: Iterable[list[Partial]]) -> Iterator[Partial]:
+    order = FileOrder()
+    for batch in batches:
+        yield from order.push(batch)
+    yield from order.rest()
 
 
 def render(doc: ir.Document) -> list[tuple[int, Any]]:
