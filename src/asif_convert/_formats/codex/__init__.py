@@ -6,9 +6,8 @@ header, then bare Responses items). Reading: ``reader``; writing: ``writer``; do
 
 from __future__ import annotations
 
-from typing import Any
-
 from functools import cache
+from typing import Any
 
 from asif_convert import ir
 from asif_convert._formats.codex import fresh, reader, writer
