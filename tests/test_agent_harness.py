@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.agents.claude import (
+    CLIENT_TOOL_NAMES,
     USER_CONTEXT,
     ClaudeCode,
     ClientMissing,
@@ -178,17 +179,21 @@ def test_a_missing_client_fails_under_ci(monkeypatch):
 # -- the corpus the real client wrote can be written again -------------------------------------
 
 
-def shape(path: Path) -> list[tuple]:
-    """What a transcript is made of, without what changes from run to run (uuids, times, paths)."""
-    out = []
+def shape(path: Path) -> tuple[list[tuple], list[tuple]]:
+    """What a transcript is made of, without what changes from run to run (uuids, times, paths):
+    its records of the tree (those with a uuid) in order, and its bookkeeping records (queue
+    operations, modes, last prompts) as a sorted list, since the client writes those as it goes
+    and their place among the others varies with timing."""
+    tree, bookkeeping = [], []
     for record in read_jsonl(path):
         message = record.get("message") or {}
         content = message.get("content")
         blocks = [(b.get("type"), b.get("id") or b.get("tool_use_id")) for b in content if isinstance(b, dict)] \
             if isinstance(content, list) else [("string", None)]
-        out.append((record.get("type"), record.get("subtype"), (record.get("attachment") or {}).get("type"),
-                    message.get("role"), tuple(blocks) if message else (), tuple(sorted(record))))
-    return out
+        one = (record.get("type"), record.get("subtype"), (record.get("attachment") or {}).get("type"),
+               message.get("role"), tuple(blocks) if message else (), tuple(sorted(record)))
+        (tree if "uuid" in record else bookkeeping).append(one)
+    return tree, sorted(bookkeeping, key=repr)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -220,3 +225,15 @@ def test_what_the_client_appends_after_a_compaction_is_not_history(claude_code):
     assert "Continue from where you left off." not in said and "No response requested." not in said
     assert history[-1]["role"] == "system" and said[-1].startswith("Called the Read tool")
     assert said[0].startswith("This session is being continued from a previous conversation")
+
+
+def test_the_client_sends_a_recorded_task_call_as_agent(claude_code):
+    # What CLIENT_TOOL_NAMES says, measured: the judge does not count this renaming as a loss.
+    call = tool_use("toolu_01Task", "Task", {"description": "d", "prompt": "p"})
+    result = {"type": "tool_result", "tool_use_id": "toolu_01Task", "content": [text("done")]}
+    resumed = claude_code.resume(lines(
+        record("user", "u1", None, "delegate"), record("assistant", "a1", "u1", [call]),
+        record("user", "u2", "a1", [result]), record("assistant", "a2", "u2", [text("ok")])))
+    sent = resumed.history()[1]["content"][0]
+    assert (sent["name"], CLIENT_TOOL_NAMES["Task"]) == ("Agent", "Agent")
+    assert sent == dict(call, name="Agent")

@@ -10,7 +10,8 @@ additions, each identified exactly).
 - Every continuity and ASIF corpus session with a conversation history, written as claude-code,
   resumes with every text, tool call and tool result of its selected history (the active
   branch, as ``request`` selects it) in the request, or the conversion's report has a loss that
-  names the event it came from.
+  names the event it came from; and so does every corpus/claude-code transcript as ASIF without
+  the claude-code namespace (real content, written by the writer from ASIF alone).
 
 The suite runs one client at a time (the machine has two cores); each run takes 1-3 s.
 """
@@ -34,7 +35,7 @@ from asif_convert._dialects.common import REASONING
 from asif_convert._errors import InvalidInput
 from asif_convert._registry import registry
 from asif_convert._request.selection import Input, Selection, select
-from tests.agents.claude import normalized_message, session_folder
+from tests.agents.claude import CLIENT_TOOL_NAMES, normalized_message, session_folder
 
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
 
@@ -96,9 +97,7 @@ def selection_of(path: Path, source_format: str) -> Selection | None:
 SOURCES = [(p, "continuity") for p in CONTINUITY_FILES] + [(p, "asif") for p in ASIF_EXAMPLES]
 WITH_HISTORY = [(p, f) for p, f in SOURCES if selection_of(p, f) is not None]
 # Known failures, each a bug the judge found; strict, so a fix shows as a pass to remove here.
-# (None today: the writer continues the branch request selects, names the events of the branches
-# it leaves out, and writes only media the Messages API takes, naming the rest.)
-KNOWN: dict[str, pytest.MarkDecorator] = {}
+KNOWN: dict[str, pytest.MarkDecorator] = {}  # none today
 
 
 def test_most_corpus_sessions_have_a_history_to_judge():
@@ -206,8 +205,9 @@ class Judge:
     def check_call(self, item: Input, where: str) -> list[str]:
         name = self.tools.get(item.tool_id or "", item.tool_id)
         complete = item.arguments_status in (None, "complete") and isinstance(item.arguments, dict)
+        names = {name, CLIENT_TOOL_NAMES.get(name or "")}  # (what the client itself renames is no loss)
         same = [c["id"] for c in self.sent.calls
-                if c["name"] == name and (not complete or c["input"] == item.arguments)]
+                if c["name"] in names and (not complete or c["input"] == item.arguments)]
         if item.call_id is not None:  # (a call sent under another name, with a loss, still has its results)
             by_id = [c["id"] for c in self.sent.calls if c["id"] == item.call_id]
             self.arrived[item.call_id] = [item.call_id] if item.call_id in same else same or by_id
@@ -253,6 +253,11 @@ def test_a_session_written_as_claude_code_resumes_with_its_history_or_names_what
         source, source_format, tmp_path, claude_code_format, claude_code):
     selection = selection_of(source, source_format)
     assert selection is not None
+    judge_written(selection, source, source_format, tmp_path, claude_code)
+
+
+def judge_written(selection: Selection, source: Path, source_format: str, tmp_path: Path, claude_code) -> None:
+    """Write ``source`` as claude-code, resume it, and judge the request against ``selection``."""
     transcript = tmp_path / "session.jsonl"
     report = convert(source, transcript, source_format, "claude-code")
     resumed = claude_code.resume(transcript)
@@ -262,6 +267,32 @@ def test_a_session_written_as_claude_code_resumes_with_its_history_or_names_what
     assert not judge.missing, "\n".join(["not in the client's request, and no loss names it:", *judge.missing])
     refused = api_problems(resumed.history())
     assert not refused, "\n".join(["the client sent what the Messages API refuses:", *refused])
+
+
+def without_namespace(value: Any, namespace: str) -> Any:
+    if isinstance(value, dict):
+        return {k: without_namespace(v, namespace) for k, v in value.items() if k != namespace}
+    if isinstance(value, list):
+        return [without_namespace(v, namespace) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("folder", CLAUDE_CODE_SESSIONS, ids=lambda p: p.name)
+def test_a_transcript_as_plain_asif_written_back_resumes_with_its_history_or_names_what_it_lost(
+        folder, tmp_path, claude_code_format, claude_code):
+    # The transcript's ASIF without what only the claude-code format reads (its namespace): what
+    # another ASIF producer would give, so the writer works from ASIF alone, on real content.
+    session, _ = session_folder(folder)
+    convert(session, tmp_path / "native.asif.json", "claude-code", "asif")
+    plain = without_namespace(json.loads((tmp_path / "native.asif.json").read_bytes()), "claude-code/1")
+    source = tmp_path / "plain.asif.json"
+    source.write_text(json.dumps(plain))
+    document = asif_convert.load(source.read_bytes(), source="asif", name=source.name)
+    try:
+        selection = select(document, pending="as-error", name=source.name)
+    except InvalidInput as exc:
+        pytest.fail(f"request cannot select this session's history: {exc}")
+    judge_written(selection, source, "asif", tmp_path, claude_code)
 
 
 # -- the judge itself, on the project's own Anthropic requests (no client needed) ---------------

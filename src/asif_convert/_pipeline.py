@@ -36,6 +36,7 @@ from asif_convert.plugin import Context, Format, Options, shape
 
 # Problems a conversion can never work around; the rest (referential) become losses unless strict.
 FATAL_RULES = frozenset({"json", "schema", "io", "format"})
+FILE_NOT_CARRIED = "file_not_carried"  # the loss kind of a file named by path that the output does not carry
 
 
 _UNDECODED: Any = object()
@@ -144,7 +145,7 @@ def read_session(data: DocumentInput, *, source: str | None = None, options: Opt
     doc = found.format.read(found.raw, ctx)
     known = {loss.id for loss in doc.losses}
     doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
-    return Loaded(doc, found.name, problems)
+    return Loaded(doc, found.name, problems + ctx.warnings)
 
 
 # Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
@@ -381,7 +382,12 @@ def convert(data: DocumentInput, *, to: str, source: str | None = None, options:
     or the parsed document (a ``dict``); anything else raises ``UsageError``. The input may be
     an ASIF package; with ``package`` the output is one (``to`` must be ASIF). A document already
     in the format ``to`` is a checked copy: validated like any input, written back unchanged
-    (re-indented or compacted), with no losses.
+    (re-indented or compacted), with no losses of its own.
+
+    The files the session embeds by path come with the result when their bytes are at hand (a
+    package's members, files read under ``Options.artifacts_root``): ``Result.files`` (to write
+    beside an ASIF output) and ``Result.artifacts`` (under an artifacts folder). Each other one
+    is a ``file_not_carried`` loss in ``Result.losses`` (not written into the output).
 
     A format of JSON Lines may have files that belong with an input (a Claude Code session's
     subagent transcripts): they are read from beside ``data`` when it is a path, or from beside
@@ -427,6 +433,8 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
         if isinstance(source_doc.path, str) and input_bytes is not None:
             files[source_doc.path] = input_bytes
     ctx.embedded = files
+    wanted = _wanted(doc.resources) if not package else {}
+    files, not_carried = _files_at_hand(wanted, files, ctx.files)
     artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
     write_streamed = getattr(dst, "write_streamed", None)
     streamed = False  # whether the output went to the sink
@@ -439,7 +447,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
             out[key] = list(jsonio.json_values(items))
             _check_written(dst, out, problems, ctx, name)
             items, out[key] = jsonio.drained(out[key]), []
-        losses = ctx.losses()
+        losses = ctx.losses() + not_carried
         _apply_loss_policy(losses, options, name)
         encoding = jsonio.StreamedEncoding(out, key, items, compact=compact, limits=limits, source=name)
         if sink is not None and not package:
@@ -455,21 +463,42 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
         del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
         if options.validate:
             _check_written(dst, out, problems, ctx, name)
-        losses = ctx.losses()
+        losses = ctx.losses() + not_carried
         _apply_loss_policy(losses, options, name)
         output = _encoded(dst, out, compact, limits, name)
         counts, document = _counts(out), out
     embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
-    session = None
-    if package:
-        session = output
-        output = write_package(output, packaged_files(out, files, name, ctx.files))
+    session, output = _packaged(output, out, files, name, ctx.files) if package else (None, output)
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
-                  warnings=problems, files=embedded, artifacts=artifacts,
+                  warnings=problems + ctx.warnings, files=embedded, artifacts=artifacts,
                   artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
                   _json=session if document is _UNDECODED else None, streamed=streamed,
-                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds),
-                  shape=shape(dst))
+                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds)
+                  | ({FILE_NOT_CARRIED} if wanted else set()), shape=shape(dst))
+
+
+def _packaged(session: bytes, out: Any, files: dict[str, bytes], name: str,
+              folder: ArtifactFiles | None) -> tuple[bytes, bytes]:
+    """(the session document, the package that carries it with its files)."""
+    return session, write_package(session, packaged_files(out, files, name, folder))
+
+
+def dump(document: ir.Document, *, to: str = "asif", options: Options | None = None, name: str = "<document>",
+         compact: bool = False, limits: Limits | None = None, package: bool = False) -> Result:
+    """Write a typed session (an ``ir.Document``: what :func:`load_session` returns, or what an
+    importer builds, see ``ir.SessionBuilder``) in the format ``to``, as :func:`convert` writes
+    a document: the session is checked as an ASIF input is (schema and semantic rules, errors
+    with their JSON path, ``InvalidInput``), then written, and the output checked; the same
+    ``Result``, options, loss policy and errors. Public as ``asif_convert.dump``."""
+    if not isinstance(document, ir.Document):
+        raise UsageError(f"dump() writes an asif_convert.ir.Document, not {type(document).__name__}; "
+                         "to convert a document's bytes, text or path, use convert()")
+    try:  # the session as ASIF JSON values: from here on it is read like any ASIF input
+        raw = get("asif").write(document, new_context(Options()))
+    except (AttributeError, TypeError, ValueError, msgspec.MsgspecError) as exc:
+        raise InvalidInput([Problem(rule="schema", path="", message=f"the document cannot be written as ASIF: "
+                                                                     f"{exc}")], name) from None
+    return convert(raw, to=to, options=options, name=name, compact=compact, limits=limits, package=package)
 
 
 def _encoded(dst: Format, out: Any, compact: bool, limits: Limits, name: str) -> bytes:
@@ -559,12 +588,19 @@ def _copy(found: _Input, problems: list[Problem], options: Options, compact: boo
     if isinstance(raw, Lines):  # its complete records (a cut last line is a warning, and not copied)
         raw = [value for _, value in raw.records]
     output = _encoded(fmt, raw, compact, limits, name)
-    embedded = {path: found.files[path] for path in _path_resources(raw) if path in found.files} \
-        if fmt.name == "asif" else {}
     if package:
         output = write_package(output, packaged_files(raw, found.files, name))
-    return Result(output=output, source_format=fmt.name, target_format=fmt.name, losses=[],
-                  warnings=problems, files=embedded, counts=_counts(raw), _document=raw, shape=shape(fmt))
+        embedded: dict[str, bytes] = {}
+        losses: list[ir.Loss] = []
+        wanted: dict[str, _Wanted] = {}
+    else:  # (no artifacts folder here: with one, the conversion goes through the IR)
+        wanted = _wanted_in(raw) if fmt.name == "asif" else {}
+        embedded, losses = _files_at_hand(wanted, found.files, None)
+        embedded = {path: embedded[path] for path in wanted if path in embedded}
+        _apply_loss_policy(losses, options, name)
+    return Result(output=output, source_format=fmt.name, target_format=fmt.name, losses=losses,
+                  warnings=problems, files=embedded, counts=_counts(raw), _document=raw,
+                  possible_kinds=frozenset({FILE_NOT_CARRIED} if wanted else ()), shape=shape(fmt))
 
 
 def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
@@ -576,24 +612,78 @@ def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+class _Wanted(msgspec.Struct, array_like=True):
+    """A file a document embeds by path: its first resource's index and id, and what it declares."""
+
+    index: int
+    id: str
+    size: Any
+    sha256: Any
+
+
+def _wanted_in(doc: dict[str, Any]) -> dict[str, _Wanted]:
+    """The files an ASIF document (as JSON values) embeds by path."""
+    return {path: _Wanted(r, str(doc["resources"][r].get("id")), doc["resources"][r].get("bytes"),
+                          doc["resources"][r].get("sha256")) for path, r in _path_resources(doc).items()}
+
+
+def _wanted(resources: list[ir.Resource]) -> dict[str, _Wanted]:
+    """The files the IR's resources embed by path (each path's first resource)."""
+    out: dict[str, _Wanted] = {}
+    for r, res in enumerate(resources):
+        if res.availability == "embedded" and isinstance(res.path, str) and res.path not in out:
+            out[res.path] = _Wanted(r, res.id, res.bytes, res.sha256)
+    return out
+
+
+def _file_bytes(path: str, want: _Wanted, files: dict[str, bytes], folder: ArtifactFiles | None,
+                package: bool = False) -> tuple[bytes | None, str]:
+    """The bytes of one file a document embeds by path (None, and why not): those the input
+    brought (a package's members, artifacts read), else the file of that path in ``folder``
+    (the user's --artifacts-root), which must have the size and digest its resource declares."""
+    content = files.get(path)
+    if content is not None:
+        return content, ""
+    if folder is None:
+        return None, (f"its bytes are not at hand {'to package' if package else 'to carry'} (name the folder that "
+                      "holds it with --artifacts-root)")
+    got = folder.read(path)
+    if not isinstance(got, bytes):
+        return None, f"it is not {'packaged' if package else 'carried'}: {got.reason}"
+    if (len(got), hashlib.sha256(got).hexdigest()) != (want.size, want.sha256):
+        return None, "the file in the artifacts folder differs from its declared bytes and sha256"
+    return got, ""
+
+
+def _files_at_hand(wanted: dict[str, _Wanted], files: dict[str, bytes],
+                   folder: ArtifactFiles | None) -> tuple[dict[str, bytes], list[ir.Loss]]:
+    """``files`` with the bytes of every file in ``wanted`` that can be had, and one
+    ``file_not_carried`` loss per file that cannot: the output names a file that does not come
+    with it (docs/packages.md, *Files named by path*)."""
+    out, losses = dict(files), []
+    for path, want in wanted.items():
+        content, why = _file_bytes(path, want, out, folder)
+        if content is None:
+            losses.append(ir.Loss(id=f"translation:file-not-carried:{path}", stage="translation",
+                                  kind=FILE_NOT_CARRIED, scope="resources",
+                                  explanation=f"file-not-carried:{path}: the session embeds {path} by path, "
+                                              f"but {why}, so it does not come with the output.",
+                                  references=[ir.LossRef(type="resource", id=want.id)]))
+        else:
+            out[path] = content
+    return out, losses
+
+
 def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str,
                    folder: ArtifactFiles | None = None) -> dict[str, bytes]:
     """The bytes of every resource ``doc`` embeds by path: a package must carry each one. Those
     not at hand are read from ``folder`` (the user's --artifacts-root) when there is one, and
     must have the size and digest their resource declares."""
     problems, out = [], {}
-    for path, r in _path_resources(doc).items():
-        content = files.get(path)
-        why = "its bytes are not at hand to package (name the folder that holds it with --artifacts-root)"
-        if content is None and folder is not None:
-            got = folder.read(path)
-            content, why = (got, "") if isinstance(got, bytes) else (None, f"it is not packaged: {got.reason}")
-            res = doc["resources"][r]
-            if content is not None and (len(content), hashlib.sha256(content).hexdigest()) != (
-                    res.get("bytes"), res.get("sha256")):
-                content, why = None, "the file in the artifacts folder differs from its declared bytes and sha256"
+    for path, want in _wanted_in(doc).items():
+        content, why = _file_bytes(path, want, files, folder, package=True)
         if content is None:
-            problems.append(Problem(rule="package", path=pointer("resources", r, "path"),
+            problems.append(Problem(rule="package", path=pointer("resources", want.index, "path"),
                                     message=f"embeds '{path}' by path, but {why}"))
         else:
             out[path] = content

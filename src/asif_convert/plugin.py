@@ -119,6 +119,9 @@ class Context:
     # (convert() does): a reader may let go of its records as it reads them, so that the IR takes
     # the memory the input held. Off for any other caller.
     release_input: bool = False
+    # What a reader noticed that does not refuse the input but must be said (a residual set
+    # aside): they join the input's warnings (Result.warnings)
+    warnings: list[Problem] = field(default_factory=list)
 
     def ledger(self, table: str | MappingTable, kind: str | None = None) -> Ledger:
         """A new ledger whose losses this conversion reports. ``table`` is a mapping table a

@@ -194,6 +194,11 @@ USER_CONTEXT = re.compile(
     r"to this context unless it is highly relevant to your task\.\n</system-reminder>\n\n?")
 
 
+# Tools the client renames in what it sends from a resumed file (2.1.197): the subagent tool was
+# called Task before it was called Agent, and a recorded Task call goes to the model as Agent.
+CLIENT_TOOL_NAMES = {"Task": "Agent"}
+
+
 @dataclass
 class Resumed:
     """A resume run: the first conversation request the client sent, and the transcript around it."""

@@ -91,7 +91,7 @@ class Pieces(msgspec.Struct):
     results: list[dict[str, Any]]
     resources: dict[str, dict[str, Any]]
     # the tool names of the calls the results answer, by call id, for a dialect whose result
-    # names its tool (an OpenAI Chat legacy function message); empty for the others
+    # names its tool (an OpenAI Chat legacy function message, a Gen AI function response)
     names: dict[str, str] = msgspec.field(default_factory=dict)
 
 

@@ -144,7 +144,8 @@ class _Selector:
             return branch
         if len(self.branches) == 1:
             return next(iter(self.branches))
-        named = self.doc.session.native.get(_CONTINUITY, {}).get("active_branch_id")
+        recorded = self.doc.session.native.get(_CONTINUITY)  # any JSON value: a document may be edited
+        named = recorded.get("active_branch_id") if isinstance(recorded, dict) else None
         if isinstance(named, str) and named in self.branches:
             return named
         heads = {b.id: b.head_event_id for _, b in self.branches.values()}

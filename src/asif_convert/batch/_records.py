@@ -60,6 +60,9 @@ class FileResult(msgspec.Struct, kw_only=True):
     artifacts_read: list[str] | None = None
     artifacts_sha256: str | None = None
     losses: dict[str, int] = {}
+    # the files a plain ASIF output embeds by path that did not come with it (each also counted
+    # as a file_not_carried loss); None when there is none
+    not_carried: list[str] | None = None
     warnings: int = 0
     error: str | None = None
     problems: list[dict[str, Any]] = []
