@@ -220,3 +220,17 @@ def test_claude_code_sends_calls_to_tools_it_lacks_as_recorded(claude_code: Any)
     names = {b["name"] for m in sent if isinstance(m["content"], list) for b in m["content"]
              if b.get("type") == "tool_use"}
     assert names == _called(load_session(path)) == {"exec_command", "apply_patch"}
+
+
+def test_a_session_id_that_is_not_a_uuid_is_a_usage_error(tmp_path: Path):
+    result = _cli([str(CORPUS / "codex" / "hello.jsonl"), "--to", "codex", "--session-id", "../../etc",
+                   "--cwd", str(tmp_path)], {"HOME": str(tmp_path / "home")})
+    _refused(result, 2, "not a lowercase UUID", tmp_path)
+    assert not (tmp_path / "home").exists()
+
+
+def test_a_chosen_session_id_names_the_file(tmp_path: Path):
+    sid = "0199a213-0000-7000-8000-0000000000aa"
+    done = handoff(CORPUS / "claude-code" / "tools" / "74065a23-6f82-500a-981f-470694a8a047.jsonl", "codex",
+                   cwd=tmp_path, env={"HOME": str(tmp_path)}, session_id=sid)
+    assert done.session_id == sid and done.path.name.endswith(f"-{sid}.jsonl")
