@@ -29,7 +29,8 @@ from asif_convert._dialects.common import (
     members,
 )
 
-__all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "answering", "fill", "members", "render", "split"]
+__all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "answering", "fill", "members", "render", "restate",
+           "split"]
 
 # The order settles ties (docs/dialects-detection.md): OpenAI Chat before Responses, so an untyped
 # message both read alike is a Chat message.
@@ -57,3 +58,10 @@ def split(content: Any, role: str, message_id: str, awaiting: Sequence[tuple[str
 def render(name: str, pieces: Pieces, options: dict[str, Any]) -> Any:
     """The canonical content_json of dialect ``name`` for ``pieces``."""
     return _BY_NAME[name].render(pieces, options)
+
+
+def restate(name: str, content: Any, pieces: Pieces) -> Any:
+    """A first release's filled template with what the pieces say where the template kept a
+    literal (a dialect of that release: Anthropic Messages, OpenAI Chat); others as they are."""
+    restated = getattr(_BY_NAME.get(name), "restate", None)
+    return restated(content, pieces) if restated is not None else content
