@@ -416,8 +416,7 @@ def batch(
     artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
     storage_option: StorageOptionOpt = None,
-    scheduler: SchedulerOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
+    scheduler: SchedulerOpt = None, connect_timeout: ConnectTimeoutOpt = 10.0,
     no_worker_timeout: NoWorkerTimeoutOpt = 60.0, stall_timeout: StallTimeoutOpt = 900.0,
     break_lock: BreakLockOpt = False,
     source_pointers: Annotated[bool, typer.Option(
@@ -446,8 +445,8 @@ def batch(
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
     manifest_path = _manifest_path(manifest, outdir, report_html)
     losses = on_loss is not LossPolicy.ignore
-    watch = {"no_worker_timeout": no_worker_timeout, "stall_timeout": stall_timeout}
-    with _runs_on(scheduler, connect_timeout, workers, quiet, watch) as where:
+    with _runs_on(scheduler, connect_timeout, workers, quiet,
+                  {"no_worker_timeout": no_worker_timeout, "stall_timeout": stall_timeout}) as where:
         lost = _migrate(sources, outdir, summary, manifest_path, to=to, source=source,
                  options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
                  force=no_resume or force, pattern=pattern, progress=progress, package=package,
