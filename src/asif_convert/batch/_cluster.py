@@ -53,6 +53,10 @@ class Cluster:
         self.address = address
         self.no_worker_timeout, self.stall_timeout = no_worker_timeout, stall_timeout
         self._no_worker_since: float | None = None
+        # What the client's connections say as workers die (tracebacks of streams closed under a
+        # gather) is not for the user: the batch says what each file became, and why it stops.
+        for name in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
         self.client: Any = _connect(address, timeout)
         try:
             self.client.wait_for_workers(1, timeout=timeout)
@@ -97,11 +101,7 @@ class Cluster:
         return self.client.get_executor()
 
     def close(self) -> None:
-        """Disconnect; the scheduler forgets (and cancels) whatever this client left running. What
-        the connections left half done say as they close (tracebacks of closed streams, after a
-        lost cluster) is not for the user: the batch has said why it ended."""
-        for name in ("distributed", "tornado"):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+        """Disconnect; the scheduler forgets (and cancels) whatever this client left running."""
         try:
             self.client.close(timeout=10)
         except Exception:  # the scheduler went away meanwhile: nothing is left to cancel
