@@ -40,7 +40,7 @@ LAYERS = [
     ("asif_convert._formats", 5),
     ("asif_convert._registry", 6),
     ("asif_convert._pipeline", 7), ("asif_convert._summary", 8), ("asif_convert._compare", 8),
-    ("asif_convert._request", 8),
+    ("asif_convert._request", 8), ("asif_convert._handoff", 8),
     ("asif_convert.batch", 9), ("asif_convert._view", 10),
     ("asif_convert._cli", 11),
     ("asif_convert", 12),  # the package root re-exports the public surface
@@ -271,7 +271,7 @@ def test_private_modules_are_named_so():
 
 def test_every_library_error_derives_from_conversion_error():
     data = CONTINUITY_FILES[0].read_bytes()
-    with pytest.raises(UsageError, match="unknown format 'xml'; installed: asif, claude-code, continuity"):
+    with pytest.raises(UsageError, match="unknown format 'xml'; installed: asif, claude-code, codex, continuity"):
         convert(data, to="xml")
     with pytest.raises(ConversionError):
         convert(data, to="asif", source="nope")
@@ -314,7 +314,7 @@ def test_an_unknown_format_name_is_a_usage_error_everywhere(args, tmp_path):
     argv = [a.format(f=CONTINUITY_FILES[0], out=tmp_path / "out") for a in args]
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 2, res.output
-    assert "unknown format 'nope'; installed: asif, claude-code, continuity" in res.stderr
+    assert "unknown format 'nope'; installed: asif, claude-code, codex, continuity" in res.stderr
     assert "internal error" not in res.stderr
 
 

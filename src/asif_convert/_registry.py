@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from asif_convert._errors import UsageError
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.claude_code.plugin import FORMAT as CLAUDE_CODE
+from asif_convert._formats.codex import FORMAT as CODEX
 from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
 from asif_convert._mapping import load_table
 from asif_convert.plugin import ENTRY_POINT_GROUP, Format, Lines, mapping_tables, shape
@@ -31,7 +32,7 @@ from asif_convert.plugin import ENTRY_POINT_GROUP, Format, Lines, mapping_tables
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-BUILTINS: tuple[Format, ...] = (CONTINUITY, ASIF, CLAUDE_CODE)
+BUILTINS: tuple[Format, ...] = (CONTINUITY, ASIF, CLAUDE_CODE, CODEX)
 _REQUIRED = ("name", "description", "extension", "detect", "validate", "read", "write")
 
 

@@ -281,3 +281,51 @@ def anthropic_routes(script: AnthropicScript) -> dict[str, Handler]:
 
 def _count_tokens(request: Recorded) -> Reply:
     return Reply(json_body={"input_tokens": len(json.dumps(request.body)) // 4})
+
+
+# -- OpenAI Responses (Codex CLI) ----------------------------------------------------------------
+
+
+def responses_text(value: str, item_id: str = "msg_mock_done") -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "id": item_id,
+            "content": [{"type": "output_text", "text": value, "annotations": []}]}
+
+
+def responses_events(items: list[dict[str, Any]], response_id: str) -> list[tuple[str, Any]]:
+    """A Responses stream: created, one output_item.done per item, completed (with usage)."""
+    events: list[tuple[str, Any]] = [("response.created", {"type": "response.created",
+                                                           "response": {"id": response_id}})]
+    for index, item in enumerate(items):
+        events.append(("response.output_item.done",
+                       {"type": "response.output_item.done", "output_index": index, "item": item}))
+    usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}
+    events.append(("response.completed", {"type": "response.completed",
+                                          "response": {"id": response_id, "usage": usage}}))
+    return events
+
+
+class ResponsesScript:
+    """Answers ``POST /v1/responses`` from a script of replies (lists of output items), one per
+    request, in order; once it runs out, ``done_text``. A WebSocket upgrade on the same path is
+    refused with 426, so Codex falls back to HTTPS at once."""
+
+    def __init__(self, replies: Iterable[list[dict[str, Any]]] = (), done_text: str = "done"):
+        self.replies = list(replies)
+        self.done_text = done_text
+        self.conversation: list[Recorded] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, request: Recorded) -> Reply:
+        if request.method != "POST":
+            upgrade = request.headers.get("upgrade", "").lower() == "websocket"
+            return Reply(status=426 if upgrade else 404)
+        with self._lock:
+            self.conversation.append(request)
+            number = len(self.conversation)
+            items = self.replies.pop(0) if self.replies else [responses_text(self.done_text)]
+        return Reply(events=responses_events(items, f"resp_mock{number:04d}"))
+
+
+def responses_routes(script: ResponsesScript) -> dict[str, Handler]:
+    return {"/v1/responses": script}
