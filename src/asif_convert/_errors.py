@@ -59,6 +59,21 @@ class InvalidInput(ConversionError):
         super().__init__(f"{source}: {first}{more}")
 
 
+class RequestRefused(ConversionError):
+    """The document is valid, but the request asked of it cannot be made as asked (a tool call
+    with no recorded result, nothing left to continue from); carries each problem, pointed at
+    the document as the user has it."""
+
+    exit_code = EXIT_INVALID_INPUT
+
+    def __init__(self, problems: list[Problem], source: str = "<input>") -> None:
+        self.problems = problems
+        self.source = source
+        first = problems[0].render() if problems else "request refused"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(f"{source}: request refused: {first}{more}")
+
+
 class LossPolicyError(ConversionError):
     """The conversion would record losses the caller's loss policy refuses; nothing is written."""
 

@@ -235,10 +235,13 @@ class _Reader:
             return False
         call_id = self.out.calls[-1].call_id
         status = item.get("status") if isinstance(item.get("status"), str) else None
-        if kind != "mcp_list_tools" and status not in _FINISHED:
+        # an MCP call's status is optional: one that holds its output or error is done
+        answered = kind == "mcp_call" and "status" not in item \
+            and (isinstance(item.get("output"), str) or item.get("error") is not None)
+        if kind != "mcp_list_tools" and status not in _FINISHED and not answered:
             self.layout.append("t")  # still running: no outcome yet, and none is invented
             return True
-        outcome: ir.ToolOutcome = _FINISHED.get(status or "", "unknown")
+        outcome: ir.ToolOutcome = "success" if answered else _FINISHED.get(status or "", "unknown")
         parts: list[ir.Part] = []
         if kind == "file_search_call" and item.get("results") is not None:
             parts.append(ir.StructuredPart(schema=f"{NAME}/file_search_call.results", value=item["results"]))

@@ -15,7 +15,7 @@ import msgspec
 
 from asif_convert import ir
 from asif_convert._codec import codec_for
-from asif_convert._errors import InvalidInput, Problem, UsageError, pointer
+from asif_convert._errors import InvalidInput, Problem, RequestRefused, UsageError, pointer
 from asif_convert._registry import namespaces
 
 Role = Literal["user", "assistant", "system", "developer", "tool", "unknown"]
@@ -415,7 +415,7 @@ class _Selector:
                                 message=f"tool call '{i.call_id}' ({i.tool_id}) has no recorded result; a provider "
                                         "needs one: --pending drop leaves the call out, --pending as-error answers it "
                                         "with an error result") for k, i in open_calls]
-            raise InvalidInput(problems, self.name)
+            raise RequestRefused(problems, self.name)
         pending_ids = {i.call_id for _, i in open_calls}
         if pending == "drop":
             # Every event that leaves is named: each version of an amended call and any progress results.
