@@ -406,3 +406,10 @@ def test_a_real_continuity_export_with_forks_continues_its_active_branch():
     text = {m["message_id"]: json.dumps(m["text_content"])[1:-1] for m in doc["messages"]}
     assert text["msg-05-alt-7"] in sent and text["msg-05-main-3"] in sent  # its own, and its parent's before the fork
     assert text["msg-05-redis-7"] not in sent and text["msg-05-main-6"] not in sent
+
+
+def test_pending_as_error_answers_calls_issued_together_after_all_of_them():
+    # Two calls in a row with no result: the answers follow both, so the calls stay one round.
+    d = doc([msg("m1", 0, "go"), call("c1", 1, "k"), call("c2", 2, "j"), msg("m2", 3, "next", "user")])
+    answered = select(d, pending="as-error")
+    assert ids(answered) == ["m1", "c1", "c2", "c1~pending-error", "c2~pending-error", "m2"]

@@ -419,7 +419,9 @@ def _interleaved(group: list[Input], message: Input | None, members: dict[str, A
     """One recorded message's inputs in the order ``dialects.order`` gives; any input or part it
     does not place keeps its place after them."""
     place = {(letter, k): e for letter, key in (("c", "call"), ("r", "result")) for k, e in enumerate(members[key])}
-    by_event = {i.source_events[0].id: i for i in group if i.source_events and i is not message}
+    # (a result made for a call that has none carries the call's event: it is no member)
+    by_event = {i.source_events[0].id: i for i in group if i.source_events and i is not message
+                and isinstance(i.source_events[0].body, ir.ToolCall if i.kind == "tool_call" else ir.ToolResult)}
     call_ids = [_call_of(events.get(e)) for e in members["call"]]
     result_ids = [_call_of(events.get(e)) for e in members["result"]]
     held = message.source_events[0].body if message is not None else None

@@ -434,9 +434,12 @@ class _Selector:
                 if i.call_id is not None and i.result_index is not None:
                     last[i.call_id] = i.result_index
         answers: dict[int, list[Input]] = {}
-        for _, call in open_calls:  # each answered right after its call's last input
+        for _, call in open_calls:  # each answered right after its call's last input and the calls beside it
             assert call.call_id is not None
-            answers.setdefault(last_input[call.call_id], []).append(Input(
+            at = last_input[call.call_id]
+            while at + 1 < len(inputs) and inputs[at + 1].kind == "tool_call":
+                at += 1  # (calls issued together are answered together)
+            answers.setdefault(at, []).append(Input(
                 id=f"{call.id}~pending-error", kind="tool_result", role="tool",
                 parts=(ir.TextPart(text="The tool call has no recorded result; it was not run again."),),
                 source_events=call.source_events, call_id=call.call_id, result_index=last.get(call.call_id, -1) + 1,
