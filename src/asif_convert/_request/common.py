@@ -329,8 +329,11 @@ def arrange(r: Renderer) -> list[Input]:
     answered = False  # whether a result of the round was recorded yet (a call after it opens the next)
     called: set[str | None] = set()
 
+    round_ids: set[str | None] = set()  # the call ids of the current round
+
     def close(k: int, i: Input) -> None:
         nonlocal run, answered
+        round_ids.clear()
         for a in (a for c in run for a in results.get(c.call_id or "", []) if place[id(a)] > k):
             r.loss("result_moved", "tool_result", "a tool result recorded after other inputs is sent right "
                    "after its call's round, where the API wants it", a.id)
@@ -344,13 +347,14 @@ def arrange(r: Renderer) -> list[Input]:
             if answered:
                 close(k, i)
             run.append(i)
+            round_ids.add(i.call_id)
             out.append(i)
             called.add(i.call_id)
         elif i.kind == "tool_result" and i.call_id in calls:
             if i.call_id not in called:  # (an edited document, or a context's inputs out of order)
                 r.loss("result_moved", "tool_result before its call", "a tool result recorded before its "
                        "call is sent right after the call, where the API wants it", i.id)
-            answered = answered or any(c.call_id == i.call_id for c in run)
+            answered = answered or i.call_id in round_ids
         elif i.kind == "tool_result":
             r.loss("orphan_result", "tool_result", "a tool result whose call is not in the request is sent as a "
                    "user message: the API takes a result only as the answer to a call", i.id)
