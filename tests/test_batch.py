@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -125,6 +127,106 @@ def test_quiet_prints_nothing(tmp_path):
     res = invoke("batch", CONTINUITY_FILES[0], "-o", out, "--to", "asif", "--quiet", "-j", "0")
     assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""
     assert (out / f"{CONTINUITY_FILES[0].stem}.asif.json").exists()
+
+
+def test_no_resume_redoes_every_file_and_force_is_its_old_name(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    assert invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "-q").exit_code == 0
+    again = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "-q", "--report", tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_bytes())["counts"]["unchanged"] == len(files)
+    for flag, note in (("--no-resume", False), ("--force", True)):
+        res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "-q", flag, "--report", tmp_path / "r.json")
+        assert res.exit_code == 0, res.output
+        assert json.loads((tmp_path / "r.json").read_bytes())["counts"]["ok"] == len(files)
+        assert ("batch --force is now --no-resume" in res.stderr) is note
+    assert again.exit_code == 0
+    assert "--no-resume" in invoke("batch", "--help").stdout and "--force" not in invoke("batch", "--help").stdout
+
+
+def test_batch_report_is_a_json_of_the_run(tmp_path):
+    src, out, report = tmp_path / "src", tmp_path / "out", tmp_path / "run.json"
+    files = make_tree(src, broken=True)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report", report)
+    assert res.exit_code == 1
+    run = json.loads(report.read_bytes())
+    assert run["files"] == len(files) + len(BROKEN) and run["exit_code"] == 1 and run["interrupted"] is False
+    assert run["counts"]["ok"] == len(files) and run["counts"]["invalid"] == run["failed"] == len(BROKEN)
+    assert {Path(f["input"]).name for f in run["failures"]} == {Path(rel).name for rel in BROKEN}
+    lines = read_manifest(out / core.MANIFEST_NAME)
+    assert run["loss_counts"] == dict(sum((Counter(r.losses) for r in lines), Counter()))
+    assert run["manifest"] == str(out / core.MANIFEST_NAME) and run["not_reached"] == 0
+    assert "Batch summary" in res.stdout
+    on_stdout = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "--report", "-")
+    assert json.loads(on_stdout.stdout)["counts"]["unchanged"] == len(files)  # the summary went to stderr
+    assert "Batch summary" in on_stdout.stderr
+
+
+@pytest.mark.parametrize("sources", [["empty"], ["empty", "docs"]])  # (a glob matching nothing: an error of its own)
+def test_a_batch_that_matched_nothing_says_so_and_exits_1(tmp_path, monkeypatch, sources):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("not an export\n")
+    res = invoke("batch", *sources, "-o", "out", "--to", "asif", "-j", "0", "-q")
+    assert res.exit_code == 1, res.output
+    assert res.stderr == f"error: no file matched {', '.join(sources)} (in folders: files named *.json, see " \
+                         "--pattern); nothing to do\n"
+
+
+def test_the_failure_table_keeps_whole_names_when_not_on_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    deep = tmp_path / "src" / ("a-folder-with-a-name-long-enough-to-matter-" * 3) / "and-deeper-still"
+    deep.mkdir(parents=True)
+    bad = deep / "an-export-whose-name-is-long-as-well.json"
+    bad.write_text('{"format": "agent-continuity-export", "session": 7}')
+    shutil.copy(CONTINUITY_FILES[0], deep / "a-good-export-with-a-long-name-too.json")
+    res = invoke("batch", tmp_path / "src", "-o", tmp_path / "out", "--to", "asif", "-j", "0")
+    assert res.exit_code == 1
+    assert len(str(bad)) > 160 and "…" not in res.stdout
+    failure = next(ln for ln in res.stdout.splitlines() if bad.name in ln)
+    assert str(bad) in failure and " invalid " in failure
+    assert any(str(deep / "a-good-export-with-a-long-name-too.json") in ln for ln in res.stdout.splitlines())
+
+
+def _record(size: int) -> core.FileResult:
+    return core.FileResult(input="f.json", output="f.asif.json", status="ok", target_format="asif", input_bytes=size)
+
+
+def test_terminal_progress_counts_files_with_the_bytes_beside_and_no_absurd_rate():
+    """A small file, then a large one ending a millisecond later (converting since the start):
+    rich's own rate, over the last instants, said a terabyte a second."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from asif_convert._cli.batch import TerminalProgress
+
+    clock = [0.0]
+    screen = StringIO()
+    console = Console(file=screen, force_terminal=True, width=200, color_system=None, get_time=lambda: clock[0])
+    progress = TerminalProgress(console)
+    progress.start(3, 10**9 + 1000, 2)
+    clock[0] = 5.0
+    progress.advance(_record(1000))
+    clock[0] = 5.001
+    progress.advance(_record(10**9))
+    progress.bar.refresh()
+    progress.stop()
+    last = [ln for ln in screen.getvalue().splitlines() if "files" in ln][-1]
+    assert "2/3 files" in last and "(1000.0 MB of 1000.0 MB read, 200.0 MB/s)" in last, last
+    assert not re.search(r"[GT]B/s", screen.getvalue())
+
+
+def test_plain_progress_counts_files_with_the_bytes_beside():
+    from asif_convert._cli.batch import PlainProgress
+
+    progress = PlainProgress()
+    progress.start(2, 10**9 + 1000, 2)
+    progress.advance(_record(10**9))
+    assert progress.line(5.0) == ("batch: 1/2 files (50%), 0.2 files/s (1000.0 MB of 1000.0 MB read, 200.0 MB/s), "
+                                  "ETA 00:00:05, 0 failed")
+    assert progress.line(0.01) == "batch: 1/2 files (50%) (1000.0 MB of 1000.0 MB read), 0 failed"
 
 
 def test_internal_error_exits_3(tmp_path, monkeypatch):
@@ -335,7 +437,7 @@ def test_interrupted_run_resumes_to_a_clean_runs_bytes(tmp_path):
 
 
 def test_cli_ctrl_c_stops_cleanly_with_exit_130(tmp_path, monkeypatch):
-    monkeypatch.setattr(scheduler_module, "local_executor", lambda workers: StopAfter(3))
+    monkeypatch.setattr(scheduler_module, "local_executor", lambda workers, stop=None: StopAfter(3))
     src, out = tmp_path / "src", tmp_path / "out"
     make_tree(src)
     res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2")
@@ -343,6 +445,30 @@ def test_cli_ctrl_c_stops_cleanly_with_exit_130(tmp_path, monkeypatch):
     assert "Batch interrupted" in res.stdout and "run the same command again" in res.stdout
     assert "not reached" in res.stdout
     assert len(read_manifest(out / core.MANIFEST_NAME)) == 3  # one file per task for so few files
+
+
+class StopAtShutdown(ThreadPoolExecutor):
+    """Every file converted, then Ctrl-C as the pool shuts down: after the last file."""
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_an_interrupt_after_the_last_file_does_not_say_files_remain(tmp_path, monkeypatch, quiet):
+    monkeypatch.setattr(scheduler_module, "local_executor", lambda workers, stop=None: StopAtShutdown(2))
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src)
+    res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "2", "--report", tmp_path / "run.json",
+                 *(["-q"] if quiet else []))
+    assert res.exit_code == 130
+    assert len(read_manifest(out / core.MANIFEST_NAME)) == len(files)
+    run = json.loads((tmp_path / "run.json").read_bytes())
+    assert run["interrupted"] is True and run["not_reached"] == 0 and run["exit_code"] == 130
+    said = res.stderr if quiet else res.stdout
+    assert "interrupted after the last file: every file was reached, none remains to convert" in said
+    assert "run the same command again" not in said and "not reached" not in said
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX only")
@@ -688,6 +814,58 @@ def test_sigterm_stops_a_batch_like_ctrl_c(tmp_path):
     lines = read_manifest(out / core.MANIFEST_NAME)
     assert 10 <= len(lines) < len(files) and no_temp_files(out)
     assert migrate([src], out, to="asif", workers=0).summary.counts["unchanged"] == len(lines)
+
+
+def _signal_pending(pid: int) -> bool:
+    """Whether a signal sent to the process ``pid`` still waits for one of its threads to take it."""
+    status = (Path("/proc") / str(pid) / "status").read_text()
+    return any(int(line.split()[1], 16) for line in status.splitlines() if line.startswith(("ShdPnd:", "SigPnd:")))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_no_file_starts_after_the_signal_and_the_summary_counts_what_is_left(tmp_path, stop):
+    """A real Ctrl-C (to the process group, as a terminal sends it) or SIGTERM to a real batch on
+    its process pool, frozen at the signal so that what had finished can be counted: afterwards
+    each worker finishes at most the one file it had in progress, though tasks of several files
+    each were queued to the workers; exit 130; the summary counts what is left; a rerun ends
+    with the clean run's bytes."""
+    src = tmp_path / "src"
+    files = make_tree(src, copies=20)  # enough for tasks of several files each
+    clean = tmp_path / "clean"
+    assert migrate([src], clean, to="asif", workers=2).exit_code == 0
+    out = tmp_path / "out"
+    manifest = out / core.MANIFEST_NAME
+    cmd = [sys.executable, "-c", "from asif_convert._cli.app import run; run()", "batch", str(src), "-o", str(out),
+           "--to", "asif", "-j", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    _wait_for_lines(proc, manifest, 10)
+    workers = _children(proc.pid)
+    os.killpg(proc.pid, signal.SIGSTOP)  # the batch and its workers stand still
+    finished = len(list(out.rglob("*.asif.json")))  # outputs are put in place whole: finished files
+    if stop == "SIGINT":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signal.SIGCONT)  # the batch alone first: it takes the signal while its workers wait
+    while _signal_pending(proc.pid):
+        time.sleep(0.01)
+    time.sleep(0.2)  # (ordering only: the batch's handler runs as soon as its main thread is scheduled)
+    os.killpg(proc.pid, signal.SIGCONT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+
+    after = len(list(out.rglob("*.asif.json")))
+    assert len(workers) == 2 and after - finished <= len(workers), (finished, after)  # nothing new started
+    lines = read_manifest(manifest)
+    assert len(lines) == after and all(r.status == "ok" for r in lines) and no_temp_files(out)
+    text = stdout.decode()
+    left = len(files) - after
+    assert f"interrupted: {left} files not reached; run the same command again" in text
+    assert re.search(rf"not reached\s+{left}\b", text) and b"Traceback" not in stderr
+    rerun = migrate([src], out, to="asif", workers=2)
+    assert rerun.summary.counts["unchanged"] == after and rerun.summary.counts["ok"] == left
+    assert tree_bytes(out) == tree_bytes(clean)
 
 
 def test_a_second_run_into_a_busy_outdir_is_refused(tmp_path):

@@ -235,3 +235,142 @@ def test_a_fail_on_kind_the_direction_cannot_record_is_accepted_with_a_note(tmp_
     assert f"note: --fail-on {void}: converting " in res.stderr and can in res.stderr, res.stderr
     res = invoke("from-continuity", EXPORT, "-o", tmp_path / "o2.json", "--fail-on", "unmapped_field")
     assert res.exit_code == 4 and "note:" not in res.stderr  # a kind that can occur: no note, and it fires
+
+
+# -- one vocabulary across commands -------------------------------------------------------------
+
+from asif_convert._cli import app as cli  # noqa: E402
+
+# The commands whose printing is their output (a listing, a verdict per file, a difference).
+PRINTING_IS_THE_OUTPUT = {"validate", "inspect", "diff", "formats"}
+
+
+@pytest.mark.parametrize("command", [None, *cli.COMMANDS], ids=lambda c: c or "asif-convert")
+def test_dash_h_is_help_everywhere(command):
+    res = invoke(*([command] if command else []), "-h")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("Usage: asif-convert") and "-h, --help" in res.stdout
+
+
+@pytest.mark.parametrize("command", sorted(set(cli.COMMANDS) - PRINTING_IS_THE_OUTPUT))
+def test_every_command_that_prints_besides_its_output_takes_quiet(command):
+    assert "-q, --quiet" in invoke(command, "--help").stdout
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "s.asif.zip"
+    assert invoke("from-continuity", EXPORT, "-o", pkg).exit_code == 0
+    return pkg
+
+
+@pytest.mark.parametrize("command", ["from-continuity", "to-continuity", "convert", "request", "view-manifest",
+                                     "sign", "verify"])
+def test_quiet_prints_nothing_but_the_output(tmp_path, command):
+    asif = tmp_path / "s.asif.json"
+    assert invoke("from-continuity", EXPORT, "-o", asif).exit_code == 0
+    out = tmp_path / "out"
+    args = {
+        "from-continuity": ["from-continuity", EXPORT, "-o", out],
+        "to-continuity": ["to-continuity", asif, "-o", out],
+        "convert": ["convert", EXPORT, "--to", "asif", "-o", out],
+        "request": ["request", asif, "--for", "openai-chat", "-o", out],
+    }.get(command)
+    if command == "view-manifest":
+        batch = invoke("batch", EXPORT, "-o", tmp_path / "b", "--to", "asif", "-j", "0", "-q")
+        assert batch.exit_code == 0, batch.output
+        args = ["view", tmp_path / "b" / "manifest.jsonl", "-o", out]
+    if command in ("sign", "verify"):
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+        (tmp_path / "key").write_bytes(key.private_bytes_raw())
+        (tmp_path / "pub").write_bytes(key.public_key().public_bytes_raw())
+        pkg = _package(tmp_path)
+        args = ["sign", pkg, "--key", tmp_path / "key", "-o", out]
+        if command == "verify":
+            assert invoke(*args).exit_code == 0
+            args = ["verify", pkg, "--signature", out, "--public-key", tmp_path / "pub"]
+    loud = invoke(*args)
+    assert loud.exit_code == 0, loud.output
+    assert loud.stderr or loud.stdout.strip() and command == "verify"  # something said besides the output
+    res = invoke(*args, "-q")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == "" and (command != "verify" or res.stdout == "")
+    assert command == "verify" or out.exists()
+
+
+def test_quiet_still_says_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    res = invoke("from-continuity", bad, "-o", tmp_path / "o.json", "-q")
+    assert res.exit_code == 1 and "error: " in res.stderr
+
+
+@pytest.mark.parametrize("command", [["diff", "-", "-"], ["validate", "-", "-"], ["view", "-", "-", "-o", "p.html"],
+                                     ["batch", "-", "-", "-o", "out", "--to", "asif"]], ids=lambda c: c[0])
+def test_standard_input_named_twice_is_the_same_usage_error_everywhere(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    res = invoke(*command, input=EXPORT.read_bytes())
+    assert res.exit_code == 2, res.output
+    assert res.stderr == "error: <stdin> (-) is named 2 times; it can be read only once\n"
+    assert not (tmp_path / "out").exists() and not (tmp_path / "p.html").exists()
+
+
+def test_batch_says_it_does_not_read_standard_input(tmp_path):
+    res = invoke("batch", "-", "-o", tmp_path / "out", "--to", "asif", input=EXPORT.read_bytes())
+    assert res.exit_code == 2 and "<stdin> (-) is not one" in res.stderr
+
+
+@pytest.mark.parametrize("command", [["from-continuity", "-"], ["convert", "-", "--to", "asif"], ["inspect", "-"],
+                                     ["validate", "-"], ["diff", "-", str(EXPORT)],
+                                     ["request", "-", "--for", "openai-chat"], ["view", "-", "-o", "p.html"]],
+                         ids=lambda c: c[0])
+def test_standard_input_has_one_name_in_every_message(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    res = invoke(*command, input=b"{")
+    assert res.exit_code == 1, res.output
+    assert "<stdin>" in res.output and "- (" not in res.output and "-: " not in res.output
+
+
+def test_validate_and_diff_name_standard_input_like_the_rest():
+    assert invoke("validate", "-", input=EXPORT.read_bytes()).stdout.startswith("<stdin> (continuity): valid")
+    other = CONTINUITY_FILES[0]
+    res = invoke("diff", "-", other, input=EXPORT.read_bytes())
+    assert res.exit_code == 1 and res.stdout.startswith(f"<stdin> → {other}: ")
+
+
+def test_inspect_lists_the_problems_validate_finds(tmp_path):
+    doc = json.loads(CONTINUITY_FILES[4].read_bytes())
+    doc["messages"][0]["branch_id"] = "nope"
+    src = tmp_path / "ref.json"
+    src.write_text(json.dumps(doc))
+    validated = invoke("validate", src)
+    assert validated.exit_code == 0
+    warnings = [ln for ln in validated.stdout.splitlines() if ln.startswith("  warning: ")]
+    assert warnings and "names no branch" in warnings[0]
+    res = invoke("inspect", src)
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert f"Problems (as validate finds them): {len(warnings)}" in lines
+    assert all(w in lines for w in warnings)
+    as_json = json.loads(invoke("inspect", src, "--json").stdout)
+    assert as_json["problems"] == json.loads(invoke("validate", src, "--json").stdout)[str(src)]["problems"]
+    assert "Problems (as validate finds them): none" in invoke("inspect", EXPORT).stdout
+
+
+def test_view_of_a_manifest_being_written_reads_its_complete_lines(tmp_path):
+    out = tmp_path / "b"
+    res = invoke("batch", *CONTINUITY_FILES[:3], "-o", out, "--to", "asif", "-j", "0", "-q")
+    assert res.exit_code == 0, res.output
+    manifest = out / "manifest.jsonl"
+    lines = manifest.read_bytes().splitlines(keepends=True)
+    manifest.write_bytes(b"".join(lines[:2]) + lines[2][:40])  # the third line half written
+    page = tmp_path / "r.html"
+    res = invoke("view", manifest, "-o", page)
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith(f"{page}: 2 files, 0 failed")
+    res = invoke("view", "-", "-o", page, input=manifest.read_bytes())
+    assert res.exit_code == 0 and "2 files" in res.stderr
+    manifest.write_bytes(lines[0] + lines[1][:40] + b"\n" + lines[2])  # a broken line that ended: an error
+    res = invoke("view", manifest, "-o", page)
+    assert res.exit_code == 1 and "line 2 is not a file record" in res.stderr

@@ -453,10 +453,10 @@ def test_inspect_prints_ids_as_they_are(tmp_path):
 DOCS = [ROOT / "README.md", ROOT / "docs" / "cli.md"]
 
 
-def readme_exit_codes() -> dict[int, str]:
+def readme_exit_codes(page: str = "README.md") -> dict[int, str]:
     """The README's exit-code table: the markdown table whose header is ``code | meaning``."""
     rows: dict[int, str] = {}
-    lines = (ROOT / "README.md").read_text().splitlines()
+    lines = (ROOT / page).read_text().splitlines()
     for i, line in enumerate(lines):
         if [c.strip().lower() for c in line.strip().strip("|").split("|")] == ["code", "meaning"]:
             for row in lines[i + 2:]:
@@ -502,6 +502,7 @@ def _scenario(tmp_path, monkeypatch, name):
         "usage-unknown-format": ["convert", src, "--to", "nope", "-o", out],
         "usage-over-input": ["from-continuity", src, "-o", src],
         "usage-bad-limit": ["from-continuity", src, "-o", out, "--max-depth", "0"],
+        "usage-stdin-twice": ["diff", "-", "-"],
         "usage-no-folder": ["from-continuity", src, "-o", out, "--artifacts-root", tmp_path / "missing"],
         "internal-crash": ["from-continuity", src, "-o", out],
         "internal-invalid-output": ["from-continuity", src, "-o", out],
@@ -519,8 +520,8 @@ MEANINGS = {"converted": "converted", "all-valid": "all files valid", "invalid":
 SCENARIOS = ["converted", "converted-copy", "all-valid", "invalid-json", "invalid-other-format", "invalid-validate",
              "invalid-unwritable", "usage-unknown-option", "usage-unknown-command", "usage-missing-argument",
              "usage-flag-with-value", "usage-unknown-kind", "usage-unknown-format", "usage-over-input",
-             "usage-bad-limit", "usage-no-folder", "internal-crash", "internal-invalid-output", "loss-policy-on-loss",
-             "loss-policy-fail-on", "interrupted"]
+             "usage-bad-limit", "usage-stdin-twice", "usage-no-folder", "internal-crash", "internal-invalid-output",
+             "loss-policy-on-loss", "loss-policy-fail-on", "interrupted"]
 
 
 def _meaning_code(name: str) -> int:
@@ -538,6 +539,24 @@ def test_the_readme_exit_code_table_is_the_one_the_code_uses():
     assert table, "README.md has no exit-code table (a markdown table with columns 'code | meaning')"
     constants = {v for k, v in vars(_errors).items() if k.startswith("EXIT_")}
     assert set(table) == constants
+
+
+def test_the_cli_reference_has_the_readme_exit_codes_and_every_command():
+    cli_md = readme_exit_codes("docs/cli.md")
+    assert set(cli_md) == set(readme_exit_codes())
+    assert all("OUTDIR in use" in table[2] for table in (cli_md, readme_exit_codes()))
+    text = (ROOT / "docs" / "cli.md").read_text()
+    block = re.search(r"## Commands and options\n+```sh\n(.+?)\n```", text, re.S)
+    assert block, "docs/cli.md lists the commands in a sh block under 'Commands and options'"
+    listed = set(re.findall(r"^asif-convert ([a-z-]+)", block.group(1), re.M))
+    assert listed == set(cli.COMMANDS)
+
+
+def test_the_readme_says_sign_and_verify_need_their_extra_and_stays_short():
+    readme = (ROOT / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if ln.startswith("asif-convert sign"))
+    assert "verify" in line and "'asif-convert[sign]'" in line
+    assert len(readme.encode()) <= 7 * 1024
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -587,3 +606,30 @@ def test_every_quoted_message_is_what_asif_convert_prints(printed_lines, doc, qu
     assert any(pattern.fullmatch(line.strip()) for line in printed_lines), (
         f"{doc} quotes {quoted!r}, which no scenario prints; fix the quote, or add the scenario that prints it "
         "to SCENARIOS in tests/test_user_facing.py")
+
+
+# -- docs that match the tool -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "quoted"), [
+    (["from-continuity"], "/: this is an ASIF 0.4 session document (urn:asif:0.4:session), not an agent-continuity "
+                          "export (format: agent-continuity-export); to convert it, run: asif-convert to-continuity "
+                          "FILE"),
+    (["convert", "--from", "continuity", "--to", "continuity"], "…; leave out --from to read it as asif"),
+], ids=["from-continuity", "convert"])
+def test_hostile_input_quotes_the_message_for_the_other_format(tmp_path, args, quoted):
+    session = ASIF_EXAMPLES[0]
+    res = invoke(args[0], session, *args[1:], "-o", tmp_path / "o.json")
+    assert res.exit_code == 1
+    said = res.stderr.splitlines()[1].strip().removesuffix(" [format]").replace(str(session), "FILE")
+    assert said.endswith(quoted.removeprefix("…")), said
+    assert f"`{quoted}`" in (ROOT / "docs" / "hostile-input.md").read_text()
+
+
+def test_request_md_says_where_the_providers_are_listed():
+    from asif_convert._request.api import PROVIDERS
+
+    text = " ".join((ROOT / "docs" / "request.md").read_text().split())
+    assert "`asif-convert request --help` lists them" in text and "`asif-convert formats` lists" not in text
+    shown = " ".join(invoke("request", "--help").stdout.split())
+    assert all(p in shown for p in PROVIDERS)

@@ -119,6 +119,9 @@ def pointer_segment(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
+STDIN = "<stdin>"  # how every message names standard input (``-``)
+
+
 def display_name(path: str) -> str:
     """A file name as text that JSON and HTML can hold: a name that is not UTF-8 (decoded by
     Python with surrogateescape, its odd bytes as lone surrogates) has those bytes as ``\\xNN``."""

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import msgspec
 
-from asif_convert._errors import InvalidInput, OutputError, Problem, UsageError, display_name, pointer_segment
+from asif_convert._errors import STDIN, InvalidInput, OutputError, Problem, UsageError, display_name, pointer_segment
 from asif_convert._limits import (
     Limits,
     check_output,
@@ -261,7 +261,7 @@ def read_input(path: str, limits: Limits | None = None, *, regular: bool = False
     refused, and a pipe is not waited on for a writer."""
     limits = limits or Limits()
     if path == "-":
-        return _read_stream(sys.stdin.buffer, limits, "<stdin>"), "<stdin>"
+        return _read_stream(sys.stdin.buffer, limits, STDIN), STDIN
     name = display_name(path)
     try:
         with open(os.open(path, os.O_RDONLY | (os.O_NONBLOCK if regular else 0)), "rb") as fh:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+import msgspec
+
 from asif_convert import ir
 from asif_convert._errors import InvalidInput
 from asif_convert._limits import Limits
@@ -38,7 +40,7 @@ def summarize(data: bytes, name: str = "<input>", limits: Limits | None = None) 
     else:
         out["counts"] = _own_counts(raw)
     out["losses"] = group_losses([loss for loss in doc.losses if loss.id not in derived])
-    out["problems"] = len(problems)
+    out["problems"] = msgspec.to_builtins(problems)  # what `validate` finds (without --base-dir)
     if fmt.name != "asif":
         out["as_asif"] = _asif_shape(doc)
     return out

@@ -60,7 +60,8 @@ SUMMARIES = {
 
 # Plain help and usage errors: a flag is shown as a flag (no "<bool>" value it would refuse),
 # and an error is one line that does not depend on the terminal's width.
-_SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False, "rich_markup_mode": None}
+_SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False, "rich_markup_mode": None,
+                            "context_settings": {"help_option_names": ["-h", "--help"]}}
 
 
 @cache

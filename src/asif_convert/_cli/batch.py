@@ -22,12 +22,12 @@ from rich.progress import (
     TaskID,
     TextColumn,
     TimeRemainingColumn,
-    TransferSpeedColumn,
 )
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 from rich.text import Text
 
+from asif_convert import _jsonio as jsonio
 from asif_convert import batch as core
 from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL
 from asif_convert._cli.common import (
@@ -47,12 +47,16 @@ from asif_convert._cli.common import (
     build_limits,
     build_options,
     check_formats,
+    err,
     existing_folder,
     guard,
+    input_name,
     internal_error,
     path_option,
     path_text,
     sigterm_interrupts,
+    stdin_once,
+    usage_error,
     whole_number,
 )
 from asif_convert._cli.convert import ArtifactMaxOpt, ArtifactsTotalOpt
@@ -86,13 +90,36 @@ def _rate(n: float, seconds: float) -> float:
     return n / seconds if seconds > 0 else 0.0
 
 
+# Rates are averages since the start, and shown only after this long: a rate over the last
+# instants (rich's own) reads as terabytes a second when a large file ends just after a small one.
+_RATE_AFTER = 1.0
+
+
+def _average(n: float, seconds: float) -> float | None:
+    return n / seconds if seconds >= _RATE_AFTER else None
+
+
+def _files_per_second(rate: float) -> str:
+    return f"{rate:.1f} files/s" if rate < 10 else f"{rate:.0f} files/s"
+
+
 class _FilesColumn(ProgressColumn):
-    """files done/total and files per second (the bar itself tracks bytes)."""
+    """files done/total and files per second (the bar counts files)."""
 
     def render(self, task: Task) -> Text:
-        done, total = task.fields.get("files", 0), task.fields.get("total_files", 0)
-        elapsed = task.elapsed or 0.0
-        return Text(f"{done}/{total} files {_rate(done, elapsed):.0f} files/s", style="progress.download")
+        rate = _average(task.completed, task.elapsed or 0.0)
+        shown = f", {_files_per_second(rate)}" if rate is not None else ""
+        return Text(f"{task.completed:.0f}/{task.fields['total_files']} files{shown}", style="progress.download")
+
+
+class _BytesColumn(ProgressColumn):
+    """The bytes read beside the files, labelled, with their average rate."""
+
+    def render(self, task: Task) -> Text:
+        done, total = task.fields["bytes"], task.fields["total_bytes"]
+        rate = _average(done, task.elapsed or 0.0)
+        shown = f", {_mb(rate)}/s" if rate is not None else ""
+        return Text(f"({_mb(done)} of {_mb(total)} read{shown})", style="progress.data.speed")
 
 
 class _FailedColumn(ProgressColumn):
@@ -102,26 +129,26 @@ class _FailedColumn(ProgressColumn):
 
 
 class TerminalProgress:
-    """A rich progress bar: files/s, bytes/s, ETA (by bytes, since file sizes vary)."""
+    """A rich progress bar of files (files/s, ETA), the bytes read beside them, and failures."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self.bar = RichProgress(TextColumn("[bold]batch"), BarColumn(), _FilesColumn(), TransferSpeedColumn(),
+        self.bar = RichProgress(TextColumn("[bold]batch"), BarColumn(), _FilesColumn(), _BytesColumn(),
                                 TextColumn("ETA"), TimeRemainingColumn(), _FailedColumn(), console=console,
                                 transient=False)
         self.task: TaskID | None = None
-        self.files = self.failed = 0
+        self.bytes = self.failed = 0
 
     def start(self, total_files: int, total_bytes: int, workers: int | None) -> None:
         self.bar.start()
-        self.task = self.bar.add_task("batch", total=max(total_bytes, 1), files=0, total_files=total_files,
-                                      failed=0)
+        self.task = self.bar.add_task("batch", total=max(total_files, 1), total_files=total_files, bytes=0,
+                                      total_bytes=total_bytes, failed=0)
 
     def advance(self, rec: core.FileResult) -> None:
-        self.files += 1
+        self.bytes += rec.input_bytes or 0
         self.failed += rec.status in core.FAILED
         assert self.task is not None, "advance() before start()"
-        self.bar.update(self.task, advance=rec.input_bytes or 0, files=self.files, failed=self.failed)
+        self.bar.update(self.task, advance=1, bytes=self.bytes, failed=self.failed)
 
     def stop(self) -> None:
         self.bar.stop()
@@ -142,7 +169,7 @@ class PlainProgress:
     def start(self, total_files: int, total_bytes: int, workers: int | None) -> None:
         self.total_files, self.total_bytes = total_files, total_bytes
         self.t0 = self.last = time.monotonic()
-        on = f" on {workers} workers" if workers else ""
+        on = f" on {workers} worker{'s' if workers > 1 else ''}" if workers else ""
         self._say(f"batch: {total_files} files, {_mb(total_bytes)}{on}")
 
     def advance(self, rec: core.FileResult) -> None:
@@ -155,12 +182,17 @@ class PlainProgress:
             self._say(self.line(now - self.t0))
 
     def line(self, elapsed: float) -> str:
-        pct = 100 * self.bytes / self.total_bytes if self.total_bytes else 100.0
-        speed = _rate(self.bytes, elapsed)
-        eta = (self.total_bytes - self.bytes) / speed if speed else 0.0
-        return (f"batch: {self.files}/{self.total_files} files ({pct:.0f}%), {_rate(self.files, elapsed):.0f} "
-                f"files/s, {_mb(speed)}/s, ETA {time.strftime('%H:%M:%S', time.gmtime(eta))}, "
-                f"{self.failed} failed")
+        """Files done (and their share), the bytes read beside them, average rates, the ETA by files."""
+        pct = 100 * self.files / self.total_files if self.total_files else 100.0
+        files_rate, bytes_rate = _average(self.files, elapsed), _average(self.bytes, elapsed)
+        rates = f", {_files_per_second(files_rate)}" if files_rate is not None else ""
+        read = f"{_mb(self.bytes)} of {_mb(self.total_bytes)} read" + (
+            f", {_mb(bytes_rate)}/s" if bytes_rate is not None else "")
+        eta = ""
+        if files_rate:
+            left = (self.total_files - self.files) / files_rate
+            eta = f", ETA {time.strftime('%H:%M:%S', time.gmtime(left))}"
+        return f"batch: {self.files}/{self.total_files} files ({pct:.0f}%){rates} ({read}){eta}, {self.failed} failed"
 
     def stop(self) -> None:
         pass
@@ -232,8 +264,8 @@ def print_summary(summary: core.Summary, manifest: Path | str | None, console: C
                           (core.UNWRITABLE, "output not writable")):
         if s.counts[status] or status == core.OK:
             counts.add_row(label, str(s.counts[status]))
-    if s.interrupted and s.total_files > s.done:
-        counts.add_row("not reached", str(s.total_files - s.done))
+    if s.interrupted and s.remaining:
+        counts.add_row("not reached", str(s.remaining))
     counts.add_row("files/s", f"{_rate(s.done, s.elapsed):.1f}")
     counts.add_row("input", f"{_mb(s.input_bytes)} ({_mb(_rate(s.input_bytes, s.elapsed))}/s)")
     counts.add_row("output", _mb(s.output_bytes))
@@ -276,7 +308,18 @@ def print_summary(summary: core.Summary, manifest: Path | str | None, console: C
     if manifest is not None:
         console.print(Text(f"manifest: {manifest}"), soft_wrap=True)
     if s.interrupted:
-        console.print("interrupted: run the same command again to convert the remaining files")
+        console.print(interrupted_line(s))
+
+
+def interrupted_line(summary: core.Summary) -> str:
+    """What an interrupted run left, truly: a signal that came after the last file leaves none."""
+    left = summary.remaining
+    if left is None:
+        return "interrupted while counting the files: run the same command again to convert them"
+    if not left:
+        return "interrupted after the last file: every file was reached, none remains to convert"
+    return f"interrupted: {left} file{'s' if left > 1 else ''} not reached; run the same command again to " \
+           "convert the remaining files"
 
 
 # The options of batch alone (the rest are shared with the single-file commands).
@@ -301,6 +344,14 @@ SchedulerOpt = Annotated[str | None, typer.Option(
     help="Run on the Dask cluster of this scheduler (tcp://host:8786; default: $DASK_SCHEDULER_ADDRESS).")]
 ConnectTimeoutOpt = Annotated[float, typer.Option(
     "--connect-timeout", metavar="SECONDS", min=0.1, help="How long to wait for the scheduler.")]
+NoResumeOpt = Annotated[bool, typer.Option("--no-resume", help="Redo every file, even those a previous run "
+                                                               "converted.")]
+# (--force of the conversions replaces existing files; batch's meant redo every file, now --no-resume)
+OldForceOpt = Annotated[bool, typer.Option("--force", hidden=True, help="The former name of --no-resume.")]
+RunReportOpt = Annotated[str | None, typer.Option(
+    "--report", metavar="PATH", parser=path_text,
+    help="Also write the run as JSON here (counts by status, files not reached, losses by kind, failures, "
+         "exit code); - for standard output (the summary then goes to standard error).")]
 BreakLockOpt = Annotated[bool, typer.Option(
     "--break-lock", help="Take a remote OUTDIR's lock even if it looks held (its run is known to be gone).")]
 
@@ -320,8 +371,9 @@ def batch(
                                                      "this process).")] = None,
     manifest: Annotated[str | None, typer.Option("--manifest", metavar="PATH", parser=path_text,
                                                  help="The JSONL manifest (default: OUTDIR/manifest.jsonl).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Redo every file, even those a previous run "
-                                        "converted.")] = False,
+    no_resume: NoResumeOpt = False,
+    force: OldForceOpt = False,
+    report: RunReportOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary.")] = False,
     pattern: Annotated[str, typer.Option("--pattern", metavar="GLOB",
                                          help="Names to take when walking folders.")] = "*.json",
@@ -356,6 +408,7 @@ def batch(
     be written); 3 on internal errors; 4 when only the loss policy refused files; 130 when
     interrupted (rerun to resume).
     """
+    _check_sources(sources, force)
     check_formats(to, source)
     storage_options = parse_storage_options(storage_option or [])
     if pages is not None and report_html is None:
@@ -372,17 +425,53 @@ def batch(
     manifest_path = _manifest_path(manifest, outdir, report_html)
     losses = on_loss is not LossPolicy.ignore
     with _runs_on(scheduler, connect_timeout, workers, quiet) as where:
-        _migrate(sources, outdir, summary, manifest_path, quiet=quiet, losses=losses, to=to, source=source,
+        _migrate(sources, outdir, summary, manifest_path, to=to, source=source,
                  options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
-                 force=force, pattern=pattern, progress=progress, package=package, artifacts_each=artifacts_each,
-                 storage_options=storage_options, break_lock=break_lock, **where)
-    if not quiet:
-        print_summary(summary, manifest_path, Console(), losses=losses)
-    code = summary.exit_code
-    if report_html is not None:
+                 force=no_resume or force, pattern=pattern, progress=progress, package=package,
+                 artifacts_each=artifacts_each, storage_options=storage_options, break_lock=break_lock, **where)
+    code = _tell(summary, manifest_path, sources, pattern, quiet=quiet, losses=losses, report=report)
+    if report_html is not None and not summary.interrupted:
         code = _write_report_html(Path(manifest_path), report_html, Path(outdir), pages, code, quiet=quiet)
     sys.stdout.flush()
     raise typer.Exit(code)
+
+
+def _check_sources(sources: list[str], force: bool) -> None:
+    """Standard input is no source (named twice, the usage error of every command); the old
+    spelling of --no-resume still works, with a note."""
+    stdin_once(sources)
+    if "-" in sources:
+        usage_error(f"batch converts files and folders; {input_name('-')} (-) is not one (convert reads it)")
+    if force:
+        err("note: batch --force is now --no-resume (redo every file); --force will be removed")
+
+
+def _tell(summary: core.Summary, manifest: Path | str, sources: list[str], pattern: str, *, quiet: bool,
+          losses: bool, report: str | None) -> int:
+    """Say how the run went (the summary, or one line for an interrupted run with -q, or an error
+    when no file matched), write the --report, and return the exit code."""
+    code = EXIT_INTERRUPTED if summary.interrupted else summary.exit_code
+    if summary.counted and not summary.total_files:
+        names = ", ".join(input_name(s) for s in sources)
+        err(f"error: no file matched {names} (in folders: files named {pattern}, see --pattern); nothing to do")
+        code = EXIT_INVALID_INPUT
+    elif not quiet:
+        to_stderr = report == "-"  # (standard output holds the report)
+        print_summary(summary, manifest, Console(stderr=to_stderr, **_whole_names(to_stderr)), losses=losses)
+    elif summary.interrupted:
+        err(interrupted_line(summary))
+    if report is not None:
+        run = summary.report()
+        run.update(manifest=str(manifest), exit_code=code)
+        guard(lambda: jsonio.write_output(report, jsonio.encode(run)))
+    return code
+
+
+def _whole_names(to_stderr: bool) -> dict[str, Any]:
+    """Where the summary goes to no terminal (a log, a pipe), it is as wide as its lines: a file
+    name is never cut to the width of a terminal that is not there (unless COLUMNS asks for one)."""
+    stream = sys.stderr if to_stderr else sys.stdout
+    return {} if stream.isatty() or "COLUMNS" in os.environ else {"width": 100_000}
 
 
 def _manifest_path(manifest: str | None, outdir: str, report_html: Path | None) -> Path | str:
@@ -413,10 +502,9 @@ def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: 
         cluster.close()  # the scheduler cancels what this run left (after Ctrl-C)
 
 
-def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: Path | str, *, quiet: bool,
-             losses: bool, **settings: Any) -> None:
+def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: Path | str, **settings: Any) -> None:
     """Run the migration; what stops it before its end becomes its message and exit code (an
-    interrupt: the summary so far, exit 130)."""
+    interrupt: marked in the summary, which the caller tells with exit 130)."""
     try:
         with sigterm_interrupts():  # `kill` stops a batch as Ctrl-C does
             core.migrate(sources, outdir, manifest=manifest, keep_results=False, summary=summary, **settings)
@@ -427,12 +515,7 @@ def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: P
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
-        summary.interrupted = True
-        if quiet:
-            typer.echo("interrupted: run the same command again to convert the remaining files", err=True)
-        else:
-            print_summary(summary, manifest, Console(), losses=losses)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        summary.interrupted = True  # (said by the caller, with the summary so far)
     except Exception as exc:  # a bug outside any one file
         raise internal_error(exc) from None
 

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
+import msgspec
 import typer
 
 from asif_convert._errors import (
@@ -24,10 +25,12 @@ from asif_convert._errors import (
     EXIT_INTERRUPTED,
     EXIT_INVALID_INPUT,
     EXIT_USAGE,
+    STDIN,
     ConversionError,
     InvalidInput,
     Problem,
     RequestRefused,
+    display_name,
 )
 from asif_convert._limits import DEPTH_CEILING, Limits, parse_size
 
@@ -98,6 +101,7 @@ OutPath = Annotated[str, typer.Option("-o", "--output", metavar="OUT", parser=pa
                                       help="Output file, or - for standard output.")]
 ReportOpt = Annotated[str | None, typer.Option("--report", metavar="PATH", parser=path_text,
                                                 help="Also write the losses as a JSON report here.")]
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Print nothing on standard error but errors.")]
 ToOpt = Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")]
 FromOpt = Annotated[str | None, typer.Option("--from", metavar="FORMAT",
                                              help="Force the input format (default: detected).")]
@@ -145,9 +149,27 @@ def warn_input_problems(problems: list[Problem]) -> None:
             err(f"  warning: {p.render()}")
 
 
+def problem_lines(problems: list[dict[str, Any]]) -> list[str]:
+    """Problems as JSON (``validate --json``), one indented line each, warnings marked."""
+    return [f"  {'warning: ' if p.get('severity') == 'warning' else ''}{msgspec.convert(p, Problem).render()}"
+            for p in problems]
+
+
 def usage_error(message: str) -> NoReturn:
     err(f"error: {message}")
     raise typer.Exit(EXIT_USAGE)
+
+
+def input_name(path: str) -> str:
+    """How messages name an input the user gave: ``-`` is standard input, named as everywhere."""
+    return STDIN if path == "-" else display_name(path)
+
+
+def stdin_once(paths: list[str]) -> None:
+    """Standard input is read once: ``-`` named twice is a usage error (exit 2), the same in every
+    command that takes several inputs."""
+    if paths.count("-") > 1:
+        usage_error(f"{input_name('-')} (-) is named {paths.count('-')} times; it can be read only once")
 
 
 def check_formats(*names: str | None) -> None:

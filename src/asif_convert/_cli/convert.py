@@ -27,6 +27,7 @@ from asif_convert._cli.common import (
     NoValidateOpt,
     OnLossOpt,
     OutPath,
+    QuietOpt,
     ReportOpt,
     StrictOpt,
     ToOpt,
@@ -38,12 +39,13 @@ from asif_convert._cli.common import (
     existing_folder,
     gc_paused,
     guard,
+    input_name,
     path_option,
     point_of_no_return,
     size_option,
     warn_input_problems,
 )
-from asif_convert._errors import InvalidInput, Problem, UsageError, display_name
+from asif_convert._errors import InvalidInput, Problem, UsageError
 from asif_convert._limits import Limits
 from asif_convert._pipeline import Result, WrongFormat, convert_into
 from asif_convert.plugin import Options
@@ -84,14 +86,16 @@ def from_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt
                     max_string: MaxStringOpt = LIM.max_string, package: PackageOpt = False,
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL, force: ForceOpt = False,
-                    source_pointers: SourcePointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
+                    source_pointers: SourcePointersOpt = False, trusted_input: TrustedInputOpt = False,
+                    quiet: QuietOpt = False) -> None:
     """Convert an agent-continuity export into an ASIF 0.4 session."""
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on),
                    artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
                    artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "asif", source="continuity", report=report, options=opts,
-                       compact=compact, limits=limits, command="from-continuity", package=package, force=force))
+                       compact=compact, limits=limits, command="from-continuity", package=package, force=force,
+                       quiet=quiet))
 
 
 def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt = None, strict: StrictOpt = False,
@@ -100,14 +104,14 @@ def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt =
                   max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
                   max_string: MaxStringOpt = LIM.max_string, artifacts_out: ArtifactsOutOpt = None,
                   force: ForceOpt = False, source_pointers: BackPointersOpt = False,
-                  trusted_input: TrustedInputOpt = False) -> None:
+                  trusted_input: TrustedInputOpt = False, quiet: QuietOpt = False) -> None:
     """Convert an ASIF 0.4 session (or package) into an agent-continuity export."""
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
                                  no_residual=no_residual), source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
                        compact=compact, limits=limits, command="to-continuity", artifacts_out=artifacts_out,
-                       force=force))
+                       force=force, quiet=quiet))
 
 
 def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source: FromOpt = None,
@@ -119,7 +123,8 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                     artifacts_root: ArtifactsRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
                     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
                     artifacts_out: ArtifactsOutOpt = None, force: ForceOpt = False,
-                    source_pointers: BothPointersOpt = False, trusted_input: TrustedInputOpt = False) -> None:
+                    source_pointers: BothPointersOpt = False, trusted_input: TrustedInputOpt = False,
+                    quiet: QuietOpt = False) -> None:
     """Convert between any two installed formats; the input format is detected unless --from."""
     check_formats(to, source)
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
@@ -128,7 +133,7 @@ def convert_command(input_path: InPath, to: ToOpt, output: OutPath = "-", source
                    artifacts_max_total=artifacts_max_total, source_pointers=source_pointers)
     limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, to, source=source, report=report, options=opts, compact=compact,
-                       limits=limits, package=package, artifacts_out=artifacts_out, force=force))
+                       limits=limits, package=package, artifacts_out=artifacts_out, force=force, quiet=quiet))
 
 
 # The command that reads each built-in format; a plugin format is read with 'convert'.
@@ -137,12 +142,12 @@ _READS = {"continuity": "from-continuity", "asif": "to-continuity"}
 
 def _run(input_path: str, output: str, to: str, *, source: str | None, report: str | None,
          options: Options, compact: bool, limits: Limits, command: str = "convert", package: bool = False,
-         artifacts_out: Path | None = None, force: bool = False) -> None:
+         artifacts_out: Path | None = None, force: bool = False, quiet: bool = False) -> None:
     jsonio.check_paths(input_path, output, report)
     # A file is read by convert() itself, which lets its bytes go once they are decoded; standard
     # input is read here.
     data: bytes | Path = Path(input_path) if input_path != "-" else jsonio.read_input(input_path, limits)[0]
-    name = display_name(input_path) if input_path != "-" else "<stdin>"
+    name = input_name(input_path)
     package = package or output.endswith(PACKAGE_SUFFIX)
     # A file output may be written while it is made (a temp file, put in place at the end): then
     # it never exists whole in memory. Standard output gets it whole, once the conversion succeeded.
@@ -185,7 +190,8 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
             if target is not None and not target.in_place:
                 target.commit()
         created.clear()  # the output is in place: what came with it stays
-        _tell(result, name, output, options, size, limits)
+        if not quiet:
+            _tell(result, name, output, options, size, limits)
     finally:
         _clean_up(created, [t for t in (pending, report_pending) if t is not None])
 

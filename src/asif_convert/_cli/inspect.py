@@ -20,7 +20,10 @@ from asif_convert._cli.common import (
     build_limits,
     check_formats,
     guard,
+    input_name,
     path_text,
+    problem_lines,
+    stdin_once,
 )
 from asif_convert._compare import RECORD_KEYS, differences
 from asif_convert._errors import EXIT_USAGE
@@ -64,13 +67,15 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", parser=path_text,
          as_json: JsonOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
          max_string: MaxStringOpt = LIM.max_string) -> None:
     """Show what differs between two documents of one format (records matched by id); exit 1 if any."""
+    stdin_once([a, b])
     changes: list[dict[str, Any]] = []
     limits = build_limits(max_bytes, max_depth, max_string)
+    name_a, name_b = input_name(a), input_name(b)
 
     def run() -> None:
         (raw_a, fmt_a), (raw_b, fmt_b) = (_load(p, limits) for p in (a, b))
         if fmt_a.name != fmt_b.name:
-            typer.echo(f"error: {a} is {fmt_a.name} but {b} is {fmt_b.name}; diff compares documents of one "
+            typer.echo(f"error: {name_a} is {fmt_a.name} but {name_b} is {fmt_b.name}; diff compares documents of one "
                        "format (convert one first)", err=True)
             raise typer.Exit(EXIT_USAGE)
         if raw_a != raw_b:  # equal documents need no structural comparison (which recurses per level)
@@ -80,7 +85,7 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", parser=path_text,
         elif not changes:
             _out.print("no differences")
         else:
-            _print_tree(changes, fmt_a.name, f"{a} → {b}: {len(changes)} differences")
+            _print_tree(changes, fmt_a.name, f"{name_a} → {name_b}: {len(changes)} differences")
 
     guard(run)
     if changes:
@@ -106,6 +111,17 @@ def _print_summary(s: dict[str, Any]) -> None:
         _print_shape(s["as_asif"])
     if "dry_run" in s:
         _print_losses(f"Losses converting to {s['dry_run']['to']} would record", s["dry_run"]["losses"])
+    _print_problems(s["problems"])
+
+
+def _print_problems(problems: list[dict[str, Any]]) -> None:
+    """The problems `validate` finds in the document (those that do not stop it being read)."""
+    if not problems:
+        _out.print("Problems (as validate finds them): none")
+        return
+    _out.print(f"Problems (as validate finds them): {len(problems)}")
+    for line in problem_lines(problems):
+        _out.print(line)
 
 
 def _print_counts(title: str, values: dict[str, Any], extra: dict[str, str] | None = None) -> None:

@@ -20,6 +20,7 @@ from asif_convert._cli.common import (
     MaxStringOpt,
     OnLossOpt,
     OutPath,
+    QuietOpt,
     ReportOpt,
     StrictOpt,
     TrustedInputOpt,
@@ -27,11 +28,11 @@ from asif_convert._cli.common import (
     build_options,
     err,
     guard,
+    input_name,
     point_of_no_return,
     usage_error,
     warn_input_problems,
 )
-from asif_convert._errors import display_name
 from asif_convert._request.api import PROVIDERS, RequestResult, request
 
 
@@ -56,7 +57,8 @@ def request_command(input_path: InPath, provider: ForOpt, output: OutPath = "-",
                     branch: BranchOpt = None, pending: PendingOpt = PendingMode.refuse, report: ReportOpt = None,
                     strict: StrictOpt = False, on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None,
                     max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
-                    max_string: MaxStringOpt = LIM.max_string, trusted_input: TrustedInputOpt = False) -> None:
+                    max_string: MaxStringOpt = LIM.max_string, trusted_input: TrustedInputOpt = False,
+                    quiet: QuietOpt = False) -> None:
     """Write the request that continues a captured session on a provider's API (the create call's
     keyword arguments, without model and sampling settings); nothing is sent."""
     if provider not in PROVIDERS:
@@ -69,7 +71,7 @@ def request_command(input_path: InPath, provider: ForOpt, output: OutPath = "-",
     def run() -> None:
         jsonio.check_paths(input_path, output, report)
         data: bytes | Path = Path(input_path) if input_path != "-" else jsonio.read_input(input_path, limits)[0]
-        name = display_name(input_path) if input_path != "-" else "<stdin>"
+        name = input_name(input_path)
         result = request(data, provider=provider, context=context, branch=branch,
                          pending=pending.value, options=opts, name=name,
                          limits=limits)
@@ -93,6 +95,8 @@ def request_command(input_path: InPath, provider: ForOpt, output: OutPath = "-",
             for target in (pending_out, pending_report):
                 if target is not None:
                     target.discard()
+        if quiet:
+            return
         if opts.on_loss != "ignore":
             counts = ", ".join(f"{k} {v}" for k, v in sorted(result.loss_counts().items()))
             err(f"{name} -> {'stdout' if output == '-' else output} ({provider} request): "

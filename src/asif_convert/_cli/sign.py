@@ -12,7 +12,7 @@ import typer
 
 from asif_convert import _jsonio as jsonio
 from asif_convert import _signature as signature
-from asif_convert._cli.common import OutPath, err, guard, path_option, path_text
+from asif_convert._cli.common import OutPath, QuietOpt, err, guard, path_option, path_text
 from asif_convert._errors import InvalidInput, Problem
 from asif_convert._package import read_package
 
@@ -36,7 +36,7 @@ def _read_key(path: Path) -> bytes:
 def sign(package: PackageArg,
          key: Annotated[Path, typer.Option("--key", metavar="KEY", parser=path_option,
                                            help="Ed25519 private key: raw 32 bytes, or PEM (PKCS #8, unencrypted).")],
-         output: OutPath = "-") -> None:
+         output: OutPath = "-", quiet: QuietOpt = False) -> None:
     """Write the detached signature object of a package (checked whole first)."""
 
     def run() -> None:
@@ -46,8 +46,9 @@ def sign(package: PackageArg,
         data, name = jsonio.read_input(package)
         pkg = read_package(data, name)
         jsonio.write_output(output, signature.sign(pkg.manifest, private))
-        err(f"{name}: signed its manifest (sha256 {hashlib.sha256(pkg.manifest).hexdigest()}) "
-            f"with key {signature.key_id(private.public_key().public_bytes_raw())}")
+        if not quiet:
+            err(f"{name}: signed its manifest (sha256 {hashlib.sha256(pkg.manifest).hexdigest()}) "
+                f"with key {signature.key_id(private.public_key().public_bytes_raw())}")
 
     guard(run)
 
@@ -56,7 +57,9 @@ def verify(package: PackageArg,
            sig: Annotated[Path, typer.Option("--signature", metavar="SIG", parser=path_option,
                                              help="The detached signature object.")],
            public: Annotated[Path, typer.Option("--public-key", metavar="PUB", parser=path_option,
-                                                help="The Ed25519 public key you trust: raw 32 bytes, or PEM.")]
+                                                help="The Ed25519 public key you trust: raw 32 bytes, or PEM.")],
+           quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print nothing: the exit code says whether it "
+                                                                     "verified (errors are still printed).")] = False
            ) -> None:
     """Check a package and its detached signature under a public key you trust; exit 1 if it fails."""
 
@@ -66,6 +69,8 @@ def verify(package: PackageArg,
         pkg = read_package(data, name)
         sig_data, sig_name = jsonio.read_input(str(sig))
         report = signature.verify(pkg.manifest, sig_data, trusted, sig_name)
+        if quiet:
+            return
         typer.echo(f"{name}: verified: signed by key {report['key_id']} (manifest sha256 {report['manifest_sha256']})")
         typer.echo(f"this proves {report['proves']}.")
 

@@ -18,10 +18,13 @@ from asif_convert._cli.common import (
     build_limits,
     existing_folder,
     guard,
+    input_name,
     path_option,
     path_text,
+    problem_lines,
+    stdin_once,
 )
-from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError, Problem, display_name
+from asif_convert._errors import EXIT_INVALID_INPUT, ConversionError
 from asif_convert._limits import Limits
 from asif_convert._pipeline import validate_as
 from asif_convert._registry import loss_kinds, registry
@@ -53,6 +56,7 @@ def validate(files: Annotated[list[str], typer.Argument(metavar="FILE...", parse
              max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
              max_string: MaxStringOpt = LIM.max_string) -> None:
     """Validate documents against their format's schema and rules; exit 1 when any is invalid."""
+    stdin_once(files)
     guard(lambda: _validate(files, as_json, base_dir, build_limits(max_bytes, max_depth, max_string)))
 
 
@@ -66,7 +70,7 @@ def _validate(files: list[str], as_json: bool, base_dir: Path | None, limits: Li
         except ConversionError as exc:
             problems, fmt_name = getattr(exc, "problems", []), None
         valid = not any(p.severity == "error" for p in problems)
-        results[display_name(path)] = {"format": fmt_name, "valid": valid, "problems": msgspec.to_builtins(problems)}
+        results[input_name(path)] = {"format": fmt_name, "valid": valid, "problems": msgspec.to_builtins(problems)}
     if as_json:
         sys.stdout.buffer.write(jsonio.encode(results))
     else:
@@ -74,9 +78,8 @@ def _validate(files: list[str], as_json: bool, base_dir: Path | None, limits: Li
             count = len(r["problems"])
             status = "valid" if r["valid"] else f"{count} problem{'' if count == 1 else 's'}"
             typer.echo(f"{path} ({r['format'] or _unread(r['problems'])}): {status}")
-            for p in r["problems"]:
-                level = "warning: " if p.get("severity") == "warning" else ""
-                typer.echo(f"  {level}{msgspec.convert(p, Problem).render()}")
+            for line in problem_lines(r["problems"]):
+                typer.echo(line)
         typer.echo(f"{sum(r['valid'] for r in results.values())} valid, "
                    f"{sum(not r['valid'] for r in results.values())} invalid")
     if not all(r["valid"] for r in results.values()):

@@ -15,11 +15,13 @@ from asif_convert._cli.common import (
     MaxBytesOpt,
     MaxDepthOpt,
     MaxStringOpt,
+    QuietOpt,
     build_limits,
     err,
     guard,
     path_option,
     path_text,
+    stdin_once,
     usage_error,
 )
 from asif_convert._errors import EXIT_INVALID_INPUT
@@ -56,11 +58,12 @@ def view(files: Annotated[list[str], typer.Argument(
              "--outdir", metavar="OUTDIR", parser=path_option,
              help="With --pages: where the batch wrote its outputs (default: the manifest's folder).")] = None,
          max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
-         max_string: MaxStringOpt = LIM.max_string) -> None:
+         max_string: MaxStringOpt = LIM.max_string, quiet: QuietOpt = False) -> None:
     """Write one self-contained HTML page (no network access, inline CSS and script) to look at a
     session, compare two documents, or see a whole batch at a glance."""
     if not 1 <= len(files) <= 2:
         usage_error(f"view takes one or two files, not {len(files)}")
+    stdin_once(files)
     manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX)
     if (pages is not None or outdir is not None) and not manifest and files != ["-"]:  # (stdin: once read)
         usage_error(PAGES_WITH_A_MANIFEST)
@@ -72,19 +75,18 @@ def view(files: Annotated[list[str], typer.Argument(
         for path in files:  # never write the page over an input
             jsonio.check_paths(path, output)
         if manifest:
-            _report(files[0], output, outdir, pages)
+            _report(files[0], output, outdir, pages, quiet=quiet)
             return
         if len(files) == 1:
             data, name = jsonio.read_input(files[0], limits)
             if files == ["-"] and a_manifest(data):
-                _report(name, output, outdir, pages, manifest_records(data.splitlines(), name))
+                records = manifest_records(data.splitlines(keepends=True), name)
+                _report(name, output, outdir, pages, records, quiet=quiet)
                 return
             if pages is not None or outdir is not None:
                 usage_error(PAGES_WITH_A_MANIFEST)
             html = session_page(data, name, limits)
         else:
-            if files.count("-") > 1:
-                usage_error("standard input can be only one of the two files")
             (data_a, name_a), (data_b, name_b) = (jsonio.read_input(f, limits) for f in files)
             html = diff_page(data_a, name_a, data_b, name_b, limits)
         jsonio.write_output(output, html.encode("utf-8"))
@@ -108,7 +110,7 @@ def a_manifest(data: bytes) -> bool:
 
 
 def _report(manifest: str, output: str, outdir: Path | None, pages: Path | None,
-            records: list[FileResult] | None = None) -> None:
+            records: list[FileResult] | None = None, *, quiet: bool = False) -> None:
     """Write a manifest's report (``records``: those of a manifest read from standard input)."""
     if output == "-":
         usage_error("a manifest's report links to its pages: write it to a file (-o report.html)")
@@ -119,6 +121,7 @@ def _report(manifest: str, output: str, outdir: Path | None, pages: Path | None,
             usage_error("a manifest on standard input is in no folder: give --outdir OUTDIR (where the batch "
                         "wrote its outputs) with --pages")
         done = write_report_records(records, output, title=manifest, outdir=outdir or ".", pages_dir=pages)
-    err(f"{output}: {done['files']} files, {done['failed']} failed{pages_told(done, pages)}")
+    if not quiet or done["page_errors"]:  # (a page not written is an error: said even with -q)
+        err(f"{output}: {done['files']} files, {done['failed']} failed{pages_told(done, pages)}")
     if done["page_errors"]:
         raise typer.Exit(EXIT_INVALID_INPUT)

@@ -147,13 +147,15 @@ def _count_lines(path: Path) -> int:
 
 def read_manifest(path: str | os.PathLike[str]) -> list[FileResult]:
     """Every line of a manifest, in order (for tests and tools). A line that is not a file
-    record raises ``InvalidInput`` naming the manifest, the line and why."""
+    record raises ``InvalidInput`` naming the manifest, the line and why; a last line not yet
+    ended (a running batch is writing it) is left for the next read."""
     with open(path, "rb") as fh:
         return manifest_records(fh, os.fspath(path))
 
 
 def manifest_records(lines: Iterable[bytes], name: str) -> list[FileResult]:
-    """:func:`read_manifest` of a manifest's lines (``name``: where they come from)."""
+    """:func:`read_manifest` of a manifest's lines, with their line ends (``name``: where they
+    come from)."""
     out = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -161,6 +163,8 @@ def manifest_records(lines: Iterable[bytes], name: str) -> list[FileResult]:
         try:
             out.append(_line_decoder.decode(line))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            if not line.endswith(b"\n"):  # the line being written (each is one write, ending the line)
+                continue
             problem = Problem(rule="manifest", path="", message=f"line {number} is not a file record: {exc}")
             raise InvalidInput([problem], name) from None
     return out

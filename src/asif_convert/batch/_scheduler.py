@@ -3,11 +3,14 @@ every outcome as it arrives, and stop cleanly on Ctrl-C."""
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import multiprocessing
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -68,9 +71,11 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def local_executor(workers: int) -> ProcessPoolExecutor:
+def local_executor(workers: int, stop: Any = None) -> ProcessPoolExecutor:
     """The default executor: local worker processes that ignore Ctrl-C (the parent handles it)
-    and die with the parent.
+    and die with the parent. ``stop`` (a shared ``multiprocessing.RawValue(ctypes.c_bool)``),
+    once set, lets no further file start in them: a stopped batch waits only for the files in
+    progress, not for the tasks already queued to the workers.
 
     On Linux the workers are forked, all at once at the first submission (so they inherit the
     imported converter and need no ``if __name__ == "__main__"`` guard in the caller's script);
@@ -79,7 +84,7 @@ def local_executor(workers: int) -> ProcessPoolExecutor:
     """
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=init_worker, initargs=(os.getpid(),))
+                               initializer=init_worker, initargs=(os.getpid(), stop))
 
 
 def clean_stale_temps(outdir: str | os.PathLike[str]) -> int:
@@ -236,6 +241,8 @@ class _Pool:
         # what the progress display may say: worker processes of our own, or what the caller told us
         self.shown_workers = (self.workers or None) if self.owned else workers
         self._processes: list[multiprocessing.process.BaseProcess] = []  # an owned pool's, to end if abandoned
+        # an owned pool's workers read it before each file: set, nothing new starts (see stop())
+        self._stop = multiprocessing.RawValue(ctypes.c_bool, False) if self.owned and self.workers else None
         self.executor: Executor = executor if executor is not None else self._start()
         self.abandoned = False
 
@@ -243,9 +250,10 @@ class _Pool:
         if self.workers == 0:
             return _InProcess()
         before = set(multiprocessing.active_children())
-        pool = local_executor(self.workers)
-        if isinstance(pool, ProcessPoolExecutor):
-            pool.submit(_noop).result()  # start the workers now, before any progress thread
+        with signals_to_main_thread():  # (the pool's threads start with its first task)
+            pool = local_executor(self.workers, stop=self._stop)
+            if isinstance(pool, ProcessPoolExecutor):
+                pool.submit(_noop).result()  # start the workers now, before any progress thread
         self._processes = [p for p in multiprocessing.active_children() if p not in before]
         return pool
 
@@ -257,6 +265,12 @@ class _Pool:
                 raise
             self.replace(self.executor)
             return self.executor.submit(fn, *args), self.executor
+
+    def stop(self) -> None:
+        """No file starts from now on in the workers of an owned pool, whatever their queues hold
+        (a caller's executor cannot be told: only what it has not started is cancelled)."""
+        if self._stop is not None:
+            self._stop.value = True
 
     def replace(self, broken: Executor) -> None:
         """A worker died (killed, out of memory): the pool is unusable; start a new one."""
@@ -301,12 +315,14 @@ class _Run:
             total_files += 1
             total_bytes += item.size if isinstance(item, Found) else 0
         self.summary.total_files, self.summary.total_bytes = total_files, total_bytes
+        self.summary.counted = True
         self.summary.started = time.perf_counter()
         window = max_in_flight or 2 * pool.parallelism
         # small tasks amortize per-task overhead; enough of them keep all workers busy
         size = chunk_size or max(1, min(32, total_files // (pool.parallelism * 16)))
         if self.progress is not None:
-            self.progress.start(total_files, total_bytes, pool.shown_workers)
+            with signals_to_main_thread():  # (a display may start a thread)
+                self.progress.start(total_files, total_bytes, pool.shown_workers)
         work = self._chunks(size)
         try:
             self._fill(pool, work, window)
@@ -314,6 +330,7 @@ class _Run:
                 self._collect_done(pool)
                 self._fill(pool, work, window)
         except KeyboardInterrupt:
+            pool.stop()  # first: every moment from here on, a worker could start another file
             self.summary.interrupted = True
             pool.abandoned = not self._finish_started(pool)
             raise
@@ -339,7 +356,9 @@ class _Run:
         self.pending[fut] = (chunk, ran_on, retry)
 
     def _collect_done(self, pool: _Pool) -> None:
-        done, _ = wait(list(self.pending), return_when=FIRST_COMPLETED)
+        # (with a timeout: a Ctrl-C caught by a thread this run did not start, which Python hands
+        # to this thread only when it wakes, still stops the run within a second)
+        done, _ = wait(list(self.pending), timeout=_WAKE_SECONDS, return_when=FIRST_COMPLETED)
         for fut in done:
             chunk, ran_on, retry = self.pending.pop(fut)
             if fut.cancelled():
@@ -362,7 +381,9 @@ class _Run:
 
     def _finish_started(self, pool: _Pool) -> bool:
         """After Ctrl-C: cancel what has not started; the files being converted finish (their
-        writes are atomic anyway) and are recorded. False when a second Ctrl-C abandons them."""
+        writes are atomic anyway) and are recorded, and the tasks a worker had already taken end
+        without starting another file (:meth:`_Pool.stop`). False when a second Ctrl-C abandons
+        them."""
         for fut in list(self.pending):
             if fut.cancel():
                 self.pending.pop(fut)
@@ -449,6 +470,29 @@ class _Run:
 
 def _noop() -> None:
     return None
+
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+_WAKE_SECONDS = 1.0
+
+
+@contextmanager
+def signals_to_main_thread() -> Iterator[None]:
+    """Threads started inside (a process pool's, a progress display's) block Ctrl-C and SIGTERM,
+    so that the kernel delivers those to the main thread: Python runs a signal's handler only
+    in the main thread, and only once it wakes. A signal taken by another thread would leave
+    the main thread waiting for the next result (a whole task of files) before the run stops,
+    while the workers go on starting files. Worker processes forked inside unblock them again
+    (:func:`~asif_convert.batch._worker.init_worker`). Outside the main thread, or without
+    POSIX signal masks, nothing changes."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class _InProcess(Executor):

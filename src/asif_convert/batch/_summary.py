@@ -7,10 +7,20 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from asif_convert._errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, EXIT_LOSS_POLICY, EXIT_OK
-from asif_convert.batch._records import FAILED, INTERNAL, INVALID, OK, POLICY, REFUSED, UNWRITABLE, FileResult
+from asif_convert._errors import EXIT_INTERNAL, EXIT_INVALID_INPUT, EXIT_LOSS_POLICY, EXIT_OK, display_name
+from asif_convert.batch._records import (
+    FAILED,
+    INTERNAL,
+    INVALID,
+    OK,
+    POLICY,
+    REFUSED,
+    STATUSES,
+    UNWRITABLE,
+    FileResult,
+)
 
 
 @dataclass
@@ -27,6 +37,7 @@ class Summary:
     failures: list[FileResult] = field(default_factory=list)  # the first ``top * 5`` failures
     total_files: int = 0
     total_bytes: int = 0
+    counted: bool = False  # whether total_files is known (a run stopped while counting does not know)
     started: float = field(default_factory=time.perf_counter)
     elapsed: float = 0.0
     interrupted: bool = False
@@ -52,11 +63,34 @@ class Summary:
         return sum(self.counts.values())
 
     @property
+    def remaining(self) -> int | None:
+        """The files not reached (None while they are not counted)."""
+        return max(0, self.total_files - self.done) if self.counted else None
+
+    @property
     def failed(self) -> int:
         return sum(self.counts[s] for s in FAILED)
 
     def slowest_files(self) -> list[tuple[float, str]]:
         return sorted(self.slowest, reverse=True)
+
+    def report(self) -> dict[str, Any]:
+        """The run as JSON-ready data (``batch --report``): counts by status, the files not reached
+        (when interrupted), bytes, losses by kind, the failures kept (``top * 5``), the time."""
+        return {
+            "files": self.total_files,
+            "counts": {status: self.counts[status] for status in STATUSES},
+            "interrupted": self.interrupted,
+            "not_reached": self.remaining if self.interrupted else 0,
+            "input_bytes": self.input_bytes,
+            "output_bytes": self.output_bytes,
+            "loss_counts": dict(self.loss_counts.most_common()),
+            "loss_files": dict(self.loss_files.most_common()),
+            "failed": self.failed,
+            "failures": [{"input": display_name(rec.input), "output": rec.output, "status": rec.status,
+                          "error": rec.error} for rec in self.failures],
+            "seconds": round(self.elapsed, 3),
+        }
 
     @property
     def exit_code(self) -> int:

@@ -73,14 +73,24 @@ class Task(NamedTuple):
     expect: Previous | None  # what a previous ok run read and wrote, for resume
 
 
-def init_worker(parent: int) -> None:
+# A local worker's view of its batch's stop flag (a byte shared with the parent, see
+# :func:`init_worker`); None in any other process, where every task runs whole.
+_stop: Any = None
+
+
+def init_worker(parent: int, stop: Any = None) -> None:
     """Set up a local worker process: it leaves Ctrl-C to the parent (which stops the batch
     cleanly), ends on SIGTERM as a process does by default (the handler it was forked with turns
     SIGTERM into Ctrl-C for the parent only), dies with the parent (a killed batch leaves no
     orphans), and runs without the cyclic collector (documents are trees; scanning millions of
-    fresh objects costs a third of the time)."""
+    fresh objects costs a third of the time). ``stop`` is the parent's shared flag: once set, no
+    file starts (a lock-free byte: a worker killed while reading it blocks no other)."""
+    global _stop
+    _stop = stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # forked where the parent blocked them for its threads
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _die_with(parent)
     gc.disable()
 
@@ -106,8 +116,15 @@ def _watch_parent(parent: int) -> None:
 
 
 def run_tasks(spec: Spec, tasks: list[Task]) -> list[FileResult]:
-    """Convert a few files (one task). Module level, so any executor can pickle it by reference."""
-    return [convert_file(spec, t) for t in tasks]
+    """Convert a few files (one task). Module level, so any executor can pickle it by reference.
+    Once the batch is stopped, the files not yet started are left out (a rerun converts them):
+    a task queued before the stop, or half done, ends without starting another file."""
+    results = []
+    for task in tasks:
+        if _stop is not None and _stop.value:
+            break
+        results.append(convert_file(spec, task))
+    return results
 
 
 def convert_file(spec: Spec, task: Task) -> FileResult:
