@@ -164,3 +164,18 @@ def test_the_command_reports_the_refusal_the_library_raises(tmp_path):
     assert run.exit_code == RequestRefused.exit_code == 1
     assert "request refused" in run.stderr and "invalid input" not in run.stderr
     assert "/messages/2: tool call 'c1'" in run.stderr
+
+
+def test_an_edited_style_is_data_never_a_crash():
+    """The recorded order and refusal marks are read from the document, which anyone may edit:
+    the reader takes a style through its declared types, so values of another type never reach
+    the request, which is made."""
+    asif = json.loads(asif_convert.convert(json.dumps(REFUSALS["openai-responses"]).encode(), to="asif").output)
+    for style in ({"i": 3, "j": ["x"], "q": [0, "y"], "t": 1}, {"o": ["p"], "r": "0"}, {"i": "mzz", "j": [-1]}):
+        for event in asif["events"]:
+            state = event.get("extensions", {}).get("agent-continuity/1") or event.get("native", {})
+            if isinstance(state, dict) and "dialect" in state:
+                state["style"] = style
+        for target in TARGETS:
+            result = _request(asif, target)
+            assert "I can't" in json.dumps(result.body)
