@@ -362,7 +362,7 @@ def arrange(r: Renderer) -> list[Input]:
                 close(k, i)
             out.append(replace(i, kind="message", role="user"))
         else:
-            if run and not (side(i) == "assistant" and not answered and record(i) == record(run[-1])):
+            if run and not (side(i) == "assistant" and not answered and origin(i) == origin(run[-1])):
                 close(k, i)  # (what the assistant said in the turn of its calls stays in that turn)
             out.append(i)
     if run:
