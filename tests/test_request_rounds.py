@@ -309,3 +309,31 @@ def test_the_generator_makes_sequential_rounds():
         any(x[0] == "call" for x in r) for r in t[1]) >= 2 and any(
         sum(x[0] == "call" for x in r) >= 2 for r in t[1]) for t in s))
     assert found
+
+
+def test_a_recorded_context_keeps_its_rounds_too():
+    """A context's inputs (ids of their own, each naming its event) in the recorded order: the
+    booking still follows the search's result."""
+    session = [("user", "book"), ("assistant", [[("call", "call_1", "search", {}), ("result", "call_1", "F1")],
+                                                [("call", "call_2", "book", {}), ("result", "call_2", "ok")]]),
+               ("user", "thanks")]
+    asif = json.loads(asif_convert.convert(json.dumps(export_in("anthropic-messages", session)).encode(),
+                                           to="asif").output)
+    inputs = []
+    for event in asif["events"]:
+        data = event["data"]
+        entry = {"id": f"in-{event['id']}", "kind": event["kind"], "source_events": [{"event_id": event["id"]}],
+                 "parts": data.get("parts", []), "role": data.get("role", {"tool_call": "assistant"}.get(
+                     event["kind"], "tool"))}
+        entry |= {k: data[k] for k in ("call_id", "tool_id", "arguments", "arguments_status", "result_index",
+                                       "terminal", "outcome") if k in data}
+        inputs.append(entry)
+    asif["configurations"] = [{"id": "cfg", "knowledge": "effective", "instructions": [], "capabilities": [],
+                               "policies": [], "secret_requirements": []}]
+    asif["contexts"] = [{"id": "ctx", "branch_id": asif["branches"][0]["id"], "at_event_id": asif["events"][-1]["id"],
+                         "purpose": "continuation", "fidelity": "exact", "inputs": inputs, "configuration_id": "cfg",
+                         "tool_ids": [t["id"] for t in asif["tools"]], "request_parameters": {}}]
+    for target in TARGETS:
+        result = asif_convert.request(json.dumps(asif).encode(), provider=target, context="ctx")
+        check_rules(target, result.body)
+        assert _exchanges(sequence(target, result.body)) == _exchanges(recorded("anthropic-messages", session))
