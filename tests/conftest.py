@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+# The real coding-agent clients and their mock model server (tests/agents/).
+pytest_plugins = ["tests.agents.fixtures"]
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"
 CONTINUITY_FILES = sorted((CORPUS / "continuity").glob("*.json"))

@@ -170,8 +170,8 @@ def test_a_batch_that_matched_nothing_says_so_and_exits_1(tmp_path, monkeypatch,
     (tmp_path / "docs" / "notes.md").write_text("not an export\n")
     res = invoke("batch", *sources, "-o", "out", "--to", "asif", "-j", "0", "-q")
     assert res.exit_code == 1, res.output
-    assert res.stderr == f"error: no file matched {', '.join(sources)} (in folders: files named *.json, see " \
-                         "--pattern); nothing to do\n"
+    assert res.stderr == f"error: no file matched {', '.join(sources)} (in folders: files named *.json or " \
+                         "*.jsonl, see --pattern); nothing to do\n"
 
 
 def test_the_failure_table_keeps_whole_names_when_not_on_a_terminal(tmp_path, monkeypatch):

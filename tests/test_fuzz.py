@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from asif_convert import InvalidInput, Limits, convert
 from asif_convert._cli.app import app
 
-from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES
+from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
 
 SEEDS = [p.read_bytes() for p in CONTINUITY_FILES + ASIF_EXAMPLES]
 LIMITS = Limits(max_bytes=1 << 20, max_depth=64, max_string=1 << 16)
@@ -64,7 +64,10 @@ def _retyped(value):
 
 @st.composite
 def mutated(draw) -> bytes:
-    data = draw(st.sampled_from(SEEDS))
+    return _mutate(draw, draw(st.sampled_from(SEEDS)))
+
+
+def _mutate(draw, data: bytes) -> bytes:
     for op in draw(st.lists(st.sampled_from(OPS), min_size=1, max_size=3)):
         if op == "flip" and data:
             at = draw(st.integers(0, len(data) - 1))
@@ -105,6 +108,54 @@ def mutated(draw) -> bytes:
                 parent[key] = msgspec.json.decode(msgspec.json.encode(nodes[draw(st.integers(0, len(nodes) - 1))][1]))
             data = msgspec.json.encode(doc)
     return data
+
+
+# Claude Code transcripts: one of their lines mutated as a document is, or lines cut, dropped,
+# repeated or added; the file may end anywhere (a file still being written).
+CC_SEEDS = [p.read_bytes() for p in sorted((CORPUS / "claude-code").rglob("*.jsonl"))]
+
+
+@st.composite
+def mutated_lines(draw) -> bytes:
+    lines = draw(st.sampled_from(CC_SEEDS)).split(b"\n")
+    for op in draw(st.lists(st.sampled_from(["line", "line", "line", "drop", "repeat", "junk", "cut"]),
+                            min_size=1, max_size=3)):
+        at = draw(st.integers(0, max(0, len(lines) - 1)))
+        if op == "line":
+            lines[at] = _mutate(draw, lines[at]).replace(b"\n", b" ")
+        elif op == "drop":
+            del lines[at:at + 1]
+        elif op == "repeat":
+            lines.insert(at, lines[at] if lines else b"")
+        elif op == "junk":
+            lines.insert(at, draw(st.sampled_from([b"# a comment", b"{", b"[1]", b'"text"', b"null", b"\xff",
+                                                   b'{"type": 7}', b'{"type": "user"}', b'{"uuid": []}'])))
+        else:
+            data = b"\n".join(lines)
+            return data[: draw(st.integers(0, len(data)))]
+    return b"\n".join(lines)
+
+
+@FUZZ
+@given(mutated_lines())
+def test_mutated_transcripts_convert_exactly_or_are_refused(data):
+    """A mutated transcript is refused (InvalidInput, naming the line), or read into a valid ASIF
+    session that gives back every complete record."""
+    try:
+        result = convert(data, to="asif", name="fuzzed.jsonl", limits=LIMITS, source="claude-code")
+    except InvalidInput as exc:
+        assert exc.problems and all(p.message for p in exc.problems)
+        return
+    doc = json.loads(result.output)
+    back = convert(result.output, to="claude-code", limits=Limits(max_bytes=1 << 24))
+    complete = []
+    for line in data.split(b"\n"):
+        try:
+            complete.append(msgspec.json.decode(line))
+        except msgspec.DecodeError:  # a blank line, or the cut last one
+            continue
+    assert [msgspec.json.decode(x) for x in back.output.splitlines()] == complete
+    assert doc["asif_version"] == "0.4"
 
 
 def _only_invalid_input(data: bytes, target: str) -> None:

@@ -1249,3 +1249,77 @@ def test_where_the_fast_schema_validator_gives_no_answer_python_jsonschema_gives
         assert [p.path for p in schemas.schema_problems(schemas.ASIF_SCHEMA, broken)] == ["/branches/0/event_ids/1"]
         assert schemas.is_asif("event", session["events"][0])
         assert not schemas.is_asif("event", {**session["events"][0], "sequence": "1"})
+
+
+# -- JSON Lines (Claude Code transcripts) --------------------------------------------------------
+
+TRANSCRIPT = next((CORPUS / "claude-code" / "tools").glob("*.jsonl"))
+
+
+def _transcript_refused(tmp_path: Path, content: bytes, where: str) -> str:
+    src = tmp_path / "session.jsonl"
+    src.write_bytes(content)
+    out = tmp_path / "out" / "s.asif.json"
+    out.parent.mkdir()
+    res = invoke("convert", src, "--to", "asif", "-o", out)
+    assert res.exit_code == 1, res.stderr
+    assert f"error: {src}: invalid input" in res.stderr and where in res.stderr, res.stderr
+    assert list(out.parent.iterdir()) == []
+    return res.stderr
+
+
+@pytest.mark.parametrize(("junk", "said"), [
+    (b"# a comment", "line 3: /: not valid JSON (column 1): invalid character"),
+    (b'{"type": "user", "uuid": ', "line 3: /: not valid JSON"),
+    (b'{"a": "\xff"}', "line 3: /: not valid UTF-8"),
+    (b'{"a": NaN}', "line 3: /: not valid JSON"),
+])
+def test_a_line_of_a_transcript_that_is_not_json_is_named(tmp_path, junk, said):
+    lines = TRANSCRIPT.read_bytes().split(b"\n")
+    _transcript_refused(tmp_path, b"\n".join([*lines[:2], junk, *lines[2:]]), said)
+
+
+def test_a_transcript_line_beyond_the_limits_names_its_line_and_path(tmp_path):
+    lines = TRANSCRIPT.read_bytes().split(b"\n")
+    deep = b'{"type": "x", "uuid": "d", "v": ' + b"[" * 300 + b"]" * 300 + b"}"
+    said = _transcript_refused(tmp_path, b"\n".join([*lines[:4], deep, *lines[4:]]), "line 5: /v/0/0/0")
+    assert "--max-depth" in said
+    big = b'{"type": "x", "uuid": "i", "n": 9007199254740993}'
+    (tmp_path / "i").mkdir()
+    _transcript_refused(tmp_path / "i", b"\n".join([big, *lines]), "line 1: /n")
+
+
+def test_duplicate_keys_in_a_transcript_line_are_refused_with_its_line(tmp_path):
+    lines = TRANSCRIPT.read_bytes().split(b"\n")
+    twice = b'{"type": "x", "type": "y"}'
+    _transcript_refused(tmp_path, b"\n".join([*lines[:1], twice, *lines[1:]]), "line 2: /type")
+
+
+def test_a_cut_last_line_is_a_warning_and_the_rest_converts(tmp_path):
+    data = TRANSCRIPT.read_bytes()
+    cut = data[:-40]  # the last record, cut
+    src, out = tmp_path / "live.jsonl", tmp_path / "live.asif.json"
+    src.write_bytes(cut)
+    res = invoke("convert", src, "--to", "asif", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    line = cut.count(b"\n") + 1
+    assert f"warning: line {line}: /: the last line is cut" in res.stderr
+    doc = json.loads(out.read_bytes())
+    assert any(f"line {line}" in loss["id"] for loss in doc["losses"])
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"{", b'{"type": "user"', b"[]\n[]\n"])
+def test_a_transcript_with_no_complete_record_is_refused(tmp_path, content):
+    src, out = tmp_path / "empty.jsonl", tmp_path / "o.json"
+    src.write_bytes(content)
+    res = invoke("convert", src, "--from", "claude-code", "--to", "asif", "-o", out)
+    assert res.exit_code == 1, res.stderr
+    assert "Traceback" not in res.stderr and not out.exists()
+
+
+def test_a_document_read_as_a_transcript_is_refused_in_one_line(tmp_path):
+    src, out = tmp_path / "export.json", tmp_path / "o.json"
+    src.write_bytes(TOOLS.read_bytes())
+    res = invoke("convert", src, "--from", "claude-code", "--to", "asif", "-o", out)
+    assert res.exit_code == 1
+    assert "not a Claude Code session transcript" in res.stderr and "continuity" in res.stderr

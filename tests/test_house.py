@@ -32,14 +32,15 @@ SRC = ROOT / "src" / "asif_convert"  # the source tree, whichever copy of the pa
 LAYERS = [
     ("asif_convert._version", 0), ("asif_convert._errors", 0), ("asif_convert._resources", 0),
     ("asif_convert.ir", 1), ("asif_convert._limits", 1), ("asif_convert._mapping", 1), ("asif_convert._patch", 1),
-    ("asif_convert._codec", 2), ("asif_convert._jsonio", 2), ("asif_convert._ledger", 2),
+    ("asif_convert._codec", 2), ("asif_convert._jsonio", 2), ("asif_convert._lines", 2), ("asif_convert._ledger", 2),
     ("asif_convert._validation", 3), ("asif_convert._docs", 3), ("asif_convert._package", 3),
-    ("asif_convert._signature", 3), ("asif_convert._artifacts", 3), ("asif_convert._dialects", 3),
+    ("asif_convert._signature", 3), ("asif_convert._companions", 3), ("asif_convert._artifacts", 3),
+    ("asif_convert._dialects", 3),
     ("asif_convert.plugin", 4),
     ("asif_convert._formats", 5),
     ("asif_convert._registry", 6),
     ("asif_convert._pipeline", 7), ("asif_convert._summary", 8), ("asif_convert._compare", 8),
-    ("asif_convert._request", 8),
+    ("asif_convert._request", 8), ("asif_convert._handoff", 8),
     ("asif_convert.batch", 9), ("asif_convert._view", 10),
     ("asif_convert._cli", 11),
     ("asif_convert", 12),  # the package root re-exports the public surface
@@ -270,7 +271,7 @@ def test_private_modules_are_named_so():
 
 def test_every_library_error_derives_from_conversion_error():
     data = CONTINUITY_FILES[0].read_bytes()
-    with pytest.raises(UsageError, match="unknown format 'xml'; installed: asif, continuity"):
+    with pytest.raises(UsageError, match="unknown format 'xml'; installed: asif, claude-code, codex, continuity"):
         convert(data, to="xml")
     with pytest.raises(ConversionError):
         convert(data, to="asif", source="nope")
@@ -313,7 +314,7 @@ def test_an_unknown_format_name_is_a_usage_error_everywhere(args, tmp_path):
     argv = [a.format(f=CONTINUITY_FILES[0], out=tmp_path / "out") for a in args]
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 2, res.output
-    assert "unknown format 'nope'; installed: asif, continuity" in res.stderr
+    assert "unknown format 'nope'; installed: asif, claude-code, codex, continuity" in res.stderr
     assert "internal error" not in res.stderr
 
 

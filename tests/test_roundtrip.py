@@ -95,10 +95,13 @@ def test_losses_travel_through_continuity(example):
     payload = next(s for s in middle.document["native_states"] if s["kind"] == "losses/1")["payload"]
     # the document's own losses travel whole; this conversion's, by mapping-table key and records
     assert payload["ours"]["kind"] == "dropped"
-    assert [loss.id for loss in middle.losses] == [f"translation:{key}" for key in payload["ours"]["fields"]]
+    # (a time not known and a file not carried are this run's: reported, not carried, since the
+    # return trip reads the values back as written)
+    travelling = [loss for loss in middle.losses if loss.kind not in ("time_unknown", "file_not_carried")]
+    assert [loss.id for loss in travelling] == [f"translation:{key}" for key in payload["ours"]["fields"]]
     back = convert(middle.output, to="asif").document
     back_losses = {loss["id"]: loss for loss in back["losses"]}
-    for loss in middle.losses:
+    for loss in travelling:
         came = back_losses[loss.id]
         assert came["kind"] == loss.kind and came["explanation"].startswith(loss.explanation)
     assert {loss["id"] for loss in payload["losses"]} <= set(back_losses)

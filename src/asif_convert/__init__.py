@@ -22,7 +22,7 @@ from asif_convert._limits import Limits
 from asif_convert._version import __version__
 
 if TYPE_CHECKING:
-    from asif_convert._pipeline import Result, convert, ensure_valid, validate
+    from asif_convert._pipeline import Result, convert, dump, ensure_valid, validate
     from asif_convert._pipeline import load_session as load
     from asif_convert._request.api import RequestResult, request
     from asif_convert.plugin import Options
@@ -42,6 +42,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "convert",
+    "dump",
     "ensure_valid",
     "load",
     "request",
@@ -53,7 +54,7 @@ def __getattr__(name: str) -> Any:
     """The pipeline and the plugin API, imported on first use: every ``asif_convert`` module
     runs this one first, and the command line's start (``--help``, the modules of the one
     command it runs) must not wait for every format and validator (docs/decisions.md, 35)."""
-    if name in ("Result", "convert", "ensure_valid", "validate"):
+    if name in ("Result", "convert", "dump", "ensure_valid", "validate"):
         from asif_convert import _pipeline
 
         return getattr(_pipeline, name)

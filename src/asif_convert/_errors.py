@@ -20,16 +20,21 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True):
     """One thing wrong with a document.
 
     ``rule`` is a stable identifier (``schema``, ``json``, ``ASIF-R014``, ``CONT-REF-BRANCH`` ...);
-    ``path`` is an RFC 6901 JSON pointer to the offending value ("" for the whole document).
+    ``path`` is an RFC 6901 JSON pointer to the offending value ("" for the whole document);
+    ``line`` the 1-based line of a line-oriented input the pointer is inside (None for a
+    document).
     """
 
     rule: str
     path: str
     message: str
     severity: Literal["error", "warning"] = "error"
+    line: int | None = None
 
     def render(self) -> str:
         where = _CONTROL.sub(_escaped, self.path or "/")  # a key or member name may hold any character
+        if self.line is not None:
+            where = f"line {self.line}: {where}"
         return f"{where}: {self.message} [{self.rule}]"
 
 

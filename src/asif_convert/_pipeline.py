@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -15,6 +16,7 @@ import msgspec
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
+from asif_convert._companions import gather
 from asif_convert._errors import (
     InternalError,
     InvalidInput,
@@ -26,13 +28,15 @@ from asif_convert._errors import (
     shown,
 )
 from asif_convert._limits import Limits, check_output, depth_message
+from asif_convert._lines import Lines, decode_lines, decode_output, encode_lines, looks_like_lines
 from asif_convert._package import is_package, read_package, write_package
-from asif_convert._registry import BUILTINS, detect, get, loss_kinds, namespaces
+from asif_convert._registry import BUILTINS, detect, detect_lines, get, loss_kinds, namespaces, registry
 from asif_convert._validation.files import path_resource_problems
-from asif_convert.plugin import Context, Format, Options
+from asif_convert.plugin import Context, Format, Options, shape
 
 # Problems a conversion can never work around; the rest (referential) become losses unless strict.
 FATAL_RULES = frozenset({"json", "schema", "io", "format"})
+FILE_NOT_CARRIED = "file_not_carried"  # the loss kind of a file named by path that the output does not carry
 
 
 _UNDECODED: Any = object()
@@ -62,6 +66,7 @@ class Result:
     # the loss kinds this conversion could have recorded (those of the mapping tables it recorded
     # by): a kind of Options.fail_on outside them can never refuse it (none, for a checked copy)
     possible_kinds: frozenset[str] = frozenset()
+    shape: str = "document"  # "lines": the output is JSON Lines, and ``document`` the list of its lines' values
 
     @property
     def document(self) -> Any:
@@ -70,7 +75,8 @@ class Result:
         if self.streamed:
             raise _StreamedOutput("the output went to the sink convert_into() was given: read it from there")
         if self._document is _UNDECODED:
-            self._document = msgspec.json.decode(self._json if self._json is not None else self.output)
+            self._document = decode_output(self.output) if self.shape == "lines" else \
+                msgspec.json.decode(self._json if self._json is not None else self.output)
         return self._document
 
     def loss_counts(self) -> Counter[str]:
@@ -144,7 +150,7 @@ def read_session(data: DocumentInput, *, source: str | None = None, options: Opt
     doc = found.format.read(found.raw, ctx)
     known = {loss.id for loss in doc.losses}
     doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
-    return Loaded(doc, found.name, problems, _records(found) if records else {})
+    return Loaded(doc, found.name, problems + ctx.warnings, _records(found) if records else {})
 
 
 def _records(found: _Input) -> dict[str, str]:
@@ -164,16 +170,18 @@ def _records(found: _Input) -> dict[str, str]:
 # Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
 # millisecond to create at import (its methods are generated and compiled), a Struct a hundredth.
 class _Input(msgspec.Struct):
-    raw: Any  # the document as checked JSON values
+    raw: Any  # the document as checked JSON values (a Lines, for a format of JSON Lines)
     format: Format
     name: str  # what to report it under
     files: dict[str, bytes]  # a package's files, by member name (empty for a plain document)
     data: bytes | None  # its bytes, when it came as bytes, text or a file (not when parsed)
 
 
-def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | None) -> _Input:
+def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | None,
+          beside: str | os.PathLike[str] | None = None) -> _Input:
     limits, name = limits or Limits(), display_name(name)  # (a name reports go to, and outputs may carry)
     if isinstance(data, os.PathLike):
+        beside = data if beside is None else beside
         data, name = _read_path(data, name, limits)
     if isinstance(data, bytes | bytearray | memoryview) and is_package(bytes(data)):
         pkg = read_package(bytes(data), name, limits)
@@ -182,10 +190,70 @@ def _read(data: DocumentInput, source: str | None, name: str, limits: Limits | N
             raise InvalidInput([Problem(rule="package", path="/session.json", message=(
                 f"a package carries an ASIF session, not a {fmt.name} document"))], name)
         return _Input(pkg.document, fmt, name, pkg.files, bytes(data))
-    raw, name = decoded(data, name, limits)
     as_bytes = bytes(data) if isinstance(data, bytes | bytearray | memoryview) else (
         data.encode("utf-8", "surrogatepass") if isinstance(data, str) else None)
-    return _Input(raw, format_of(raw, source, name), name, {}, as_bytes)
+    forced = get(source) if source else None
+    if as_bytes is not None and (forced is None or shape(forced) == "lines"):
+        try:
+            raw = _decode_any(as_bytes, forced, name, limits)
+        except InvalidInput as exc:
+            if isinstance(data, str) and forced is None:
+                raw, name = decoded(data, name, limits)  # (a str's own hint)
+            raise exc
+    else:
+        raw, name = decoded(data, name, limits)
+    fmt = format_of(raw, source, name)
+    if isinstance(raw, Lines) and beside is not None and hasattr(fmt, "companions"):
+        raw = _with_companions(raw, fmt, os.fspath(beside), limits)
+    return _Input(raw, fmt, name, {}, as_bytes)
+
+
+def _with_companions(lines: Lines, fmt: Any, path: str, limits: Limits) -> Lines:
+    """``lines`` with the files that belong with it in its format's layout, found beside ``path``
+    (the format's ``companions(file name, lines)`` says which: folders to list, files to read)."""
+    folders, files = fmt.companions(os.path.basename(path), lines)
+    found = gather(path, list(folders), list(files), limits)
+    if not found:
+        return lines
+    parts = {rel: decode_lines(data, f"{lines.name} ({rel})", limits) for rel, data in found.items()}
+    return dataclasses.replace(lines, parts=parts)
+
+
+def _decode_any(data: bytes, forced: Format | None, name: str, limits: Limits) -> Any:
+    """The input as one JSON document, or as :class:`Lines` when it is JSON Lines: several
+    lines of which the first decodes alone, or a format of JSON Lines claims (or ``forced``
+    is one). One line holding one object is a document unless only a format of JSON Lines
+    claims it (or ``forced`` is one): then it is one record."""
+    lines_forced = forced is not None
+    if looks_like_lines(data) and _first_line_decodes(data):
+        return decode_lines(data, name, limits)
+    try:
+        doc = jsonio.decode(data, name, limits)
+    except InvalidInput:
+        if lines_forced or looks_like_lines(data):  # a first line that is not JSON, a cut one
+            lines = decode_lines(data, name, limits)
+            if lines_forced or detect(lines) is not None:
+                return lines
+        raise
+    one_line = b"\n" not in data.strip()
+    if lines_forced and not one_line:  # one document over several lines: not JSON Lines
+        assert forced is not None
+        other = detect(doc)
+        if other is not None:
+            raise WrongFormat(other, forced, name)
+        raise InvalidInput([Problem(rule="format", path="", message=(
+            f"one JSON document written over several lines, not JSON Lines; expected {forced.description}"))], name)
+    if one_line and isinstance(doc, dict) and (lines_forced or (detect(doc) is None and detect_lines([doc]))):
+        return Lines(records=[(1, doc)], problems=[], name=name)
+    return doc
+
+
+def _first_line_decodes(data: bytes) -> bool:
+    stripped = data.lstrip()
+    try:
+        return isinstance(msgspec.json.decode(stripped[:stripped.find(b"\n")]), dict)
+    except msgspec.DecodeError:
+        return False
 
 
 def _read_path(path: os.PathLike[str], name: str, limits: Limits) -> tuple[bytes, str]:
@@ -265,20 +333,32 @@ def non_json_value(document: Any, limits: Limits) -> Problem:
 def format_of(raw: Any, source: str | None, name: str) -> Format:
     """The format ``source`` names, or the detected one. A document forced into a format it
     plainly is not (another installed format claims it) is refused in one line, rather than with
-    every schema error of the wrong format."""
+    every schema error of the wrong format. ``raw`` is a parsed document, or :class:`Lines`."""
+    lines = isinstance(raw, Lines)
     if source:
         fmt = get(source)
-        if not fmt.detect(raw):
+        if lines != (shape(fmt) == "lines"):  # (a parsed document, forced into a format of lines)
+            raise InvalidInput([Problem(rule="format", path="", message=(
+                f"expected {fmt.description}, which is JSON Lines: pass its bytes, text or path"))], name)
+        if not fmt.detect(raw.first() if lines else raw):
             other = detect(raw)
             if other is not None and other.name != fmt.name:
                 raise WrongFormat(other, fmt, name)
-            if not isinstance(raw, dict):  # one line saying what it is, not every schema error
+            if not lines and not isinstance(raw, dict):  # one line saying what it is, not every schema error
                 raise InvalidInput([_not_an_object(raw, f"expected {fmt.description}")], name)
         return fmt
     found = detect(raw)
     if found is None:
-        raise InvalidInput([_unknown_format(raw)], name)
+        raise InvalidInput([_unknown_lines(raw) if lines else _unknown_format(raw)], name)
     return found
+
+
+def _unknown_lines(lines: Lines) -> Problem:
+    known = "; ".join(f.description for f in registry().values() if shape(f) == "lines") or "none is installed"
+    if not lines.records:
+        return next((p for p in lines.problems), Problem(rule="format", path="", message="no record"))
+    return Problem(rule="format", path="", line=lines.records[0][0], message=(
+        f"JSON Lines of no installed format; expected one of: {known}"))
 
 
 def _not_an_object(raw: Any, expected: str) -> Problem:
@@ -314,21 +394,31 @@ class Sink(Protocol):
 
 def convert(data: DocumentInput, *, to: str, source: str | None = None, options: Options | None = None,
             name: str = "<input>", compact: bool = False, limits: Limits | None = None,
-            package: bool = False) -> Result:
+            package: bool = False, beside: str | os.PathLike[str] | None = None) -> Result:
     """Convert one document to the format ``to``; raises a ``ConversionError`` subclass on failure.
 
     ``data`` is the document's bytes, its JSON text (``str``), an ``os.PathLike`` path to read,
     or the parsed document (a ``dict``); anything else raises ``UsageError``. The input may be
     an ASIF package; with ``package`` the output is one (``to`` must be ASIF). A document already
     in the format ``to`` is a checked copy: validated like any input, written back unchanged
-    (re-indented or compacted), with no losses."""
+    (re-indented or compacted), with no losses of its own.
+
+    The files the session embeds by path come with the result when their bytes are at hand (a
+    package's members, files read under ``Options.artifacts_root``): ``Result.files`` (to write
+    beside an ASIF output) and ``Result.artifacts`` (under an artifacts folder). Each other one
+    is a ``file_not_carried`` loss in ``Result.losses`` (not written into the output).
+
+    A format of JSON Lines may have files that belong with an input (a Claude Code session's
+    subagent transcripts): they are read from beside ``data`` when it is a path, or from beside
+    ``beside`` (the path the bytes were read from), inside that folder only."""
     return convert_into(data, None, to=to, source=source, options=options, name=name, compact=compact,
-                        limits=limits, package=package)
+                        limits=limits, package=package, beside=beside)
 
 
 def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str | None = None,
                  options: Options | None = None, name: str = "<input>", compact: bool = False,
-                 limits: Limits | None = None, package: bool = False) -> Result:
+                 limits: Limits | None = None, package: bool = False,
+                 beside: str | os.PathLike[str] | None = None) -> Result:
     """:func:`convert`; an output its format encodes a slice at a time (an ASIF document that
     is not a package, a continuity export) goes piece by piece to ``sink`` instead of
     ``Result.output``, which is then empty (``Result.streamed`` says so): the output never
@@ -340,7 +430,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     if not isinstance(options, Options) or not isinstance(limits, Limits):
         raise UsageError("options must be an asif_convert.Options and limits an asif_convert.Limits")
     dst = _target(to, options, package)
-    found = _read(data, source, name, limits)
+    found = _read(data, source, name, limits, beside)
     raw, src, name = found.raw, found.format, found.name
     if not options.source_pointers:  # the bytes are read from here on as decoded values: they need
         found.data = None  # not stay while the input is validated and its IR built
@@ -362,6 +452,8 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
         if isinstance(source_doc.path, str) and input_bytes is not None:
             files[source_doc.path] = input_bytes
     ctx.embedded = files
+    wanted = _wanted(doc.resources) if not package else {}
+    files, not_carried = _files_at_hand(wanted, files, ctx.files)
     artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
     write_streamed = getattr(dst, "write_streamed", None)
     streamed = False  # whether the output went to the sink
@@ -374,7 +466,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
             out[key] = list(jsonio.json_values(items))
             _check_written(dst, out, problems, ctx, name)
             items, out[key] = jsonio.drained(out[key]), []
-        losses = ctx.losses()
+        losses = ctx.losses() + not_carried
         _apply_loss_policy(losses, options, name)
         encoding = jsonio.StreamedEncoding(out, key, items, compact=compact, limits=limits, source=name)
         if sink is not None and not package:
@@ -390,26 +482,63 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
         del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
         if options.validate:
             _check_written(dst, out, problems, ctx, name)
-        losses = ctx.losses()
+        losses = ctx.losses() + not_carried
         _apply_loss_policy(losses, options, name)
-        output = jsonio.encode(out, compact=compact)
-        check_output(output, out, limits, name)  # what we write must read back under these limits
+        output = _encoded(dst, out, compact, limits, name)
         counts, document = _counts(out), out
     embedded = {path: files[path] for path in _path_resources(out) if path in files} if dst.name == "asif" else {}
-    session = None
-    if package:
-        session = output
-        output = write_package(output, packaged_files(out, files, name, ctx.files))
+    session, output = _packaged(output, out, files, name, ctx.files) if package else (None, output)
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
-                  warnings=problems, files=embedded, artifacts=artifacts,
+                  warnings=problems + ctx.warnings, files=embedded, artifacts=artifacts,
                   artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
                   _json=session if document is _UNDECODED else None, streamed=streamed,
-                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds))
+                  possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds)
+                  | ({FILE_NOT_CARRIED} if wanted else set()), shape=shape(dst))
+
+
+def _packaged(session: bytes, out: Any, files: dict[str, bytes], name: str,
+              folder: ArtifactFiles | None) -> tuple[bytes, bytes]:
+    """(the session document, the package that carries it with its files)."""
+    return session, write_package(session, packaged_files(out, files, name, folder))
+
+
+def dump(document: ir.Document, *, to: str = "asif", options: Options | None = None, name: str = "<document>",
+         compact: bool = False, limits: Limits | None = None, package: bool = False) -> Result:
+    """Write a typed session (an ``ir.Document``: what :func:`load_session` returns, or what an
+    importer builds, see ``ir.SessionBuilder``) in the format ``to``, as :func:`convert` writes
+    a document: the session is checked as an ASIF input is (schema and semantic rules, errors
+    with their JSON path, ``InvalidInput``), then written, and the output checked; the same
+    ``Result``, options, loss policy and errors. Public as ``asif_convert.dump``."""
+    if not isinstance(document, ir.Document):
+        raise UsageError(f"dump() writes an asif_convert.ir.Document, not {type(document).__name__}; "
+                         "to convert a document's bytes, text or path, use convert()")
+    try:  # the session as ASIF JSON values: from here on it is read like any ASIF input
+        raw = get("asif").write(document, new_context(Options()))
+    except (AttributeError, TypeError, ValueError, msgspec.MsgspecError) as exc:
+        raise InvalidInput([Problem(rule="schema", path="", message=f"the document cannot be written as ASIF: "
+                                                                     f"{exc}")], name) from None
+    return convert(raw, to=to, options=options, name=name, compact=compact, limits=limits, package=package)
+
+
+def _encoded(dst: Format, out: Any, compact: bool, limits: Limits, name: str) -> bytes:
+    """The output's bytes, which must read back under ``limits``: JSON Lines for a format of that
+    shape (always compact), else one document."""
+    if shape(dst) == "lines":
+        return encode_lines(out, limits, name)
+    output = jsonio.encode(out, compact=compact)
+    check_output(output, out, limits, name)  # what we write must read back under these limits
+    return output
+
+
+def problems_of(fmt: Format, raw: Any) -> list[Problem]:
+    """Every problem of a decoded input: a format of JSON Lines is told its records' problems,
+    and the lines that are not records (not JSON, cut) come first."""
+    return [*raw.problems, *fmt.validate(raw)] if isinstance(raw, Lines) else fmt.validate(raw)
 
 
 def _input_problems(src: Format, raw: Any, options: Options, name: str) -> list[Problem]:
     """The input's problems, when none refuses it (strict: none at all): they become warnings."""
-    problems = src.validate(raw)
+    problems = problems_of(src, raw)
     fatal = [p for p in problems if options.strict or p.rule in FATAL_RULES]
     if fatal:
         raise InvalidInput(fatal, name)
@@ -446,7 +575,8 @@ def _point_at_the_source(found: _Input, src: Format, dst: Format, ctx: Context, 
 def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context, name: str) -> None:
     """Output validation: an invalid output is the input's fault when it carries the input's own
     problems or records of the target format, else a bug of the writer."""
-    bad = [p for p in dst.validate(out) if p.severity == "error"]
+    written = Lines(records=list(enumerate(out, 1)), problems=[], name=name) if shape(dst) == "lines" else out
+    bad = [p for p in dst.validate(written) if p.severity == "error"]
     if bad and {(p.rule, p.path) for p in bad} <= {(p.rule, p.path) for p in problems}:
         raise InvalidInput(problems, name)  # the input's own problems, carried into the output: not a bug
     if bad and ctx.carries_target_records:
@@ -460,6 +590,8 @@ def _check_written(dst: Format, out: Any, problems: list[Problem], ctx: Context,
 
 
 def _counts(doc: Any) -> dict[str, int]:
+    if isinstance(doc, list):  # JSON Lines: its lines
+        return {"lines": len(doc)}
     return {k: len(v) for k, v in doc.items() if isinstance(v, list)} if isinstance(doc, dict) else {}
 
 
@@ -472,14 +604,22 @@ def _copy(found: _Input, problems: list[Problem], options: Options, compact: boo
     raw, fmt, name = found.raw, found.format, found.name
     if options.validate and any(p.severity == "error" for p in problems):
         raise InvalidInput(problems, name)  # the input's own problems: a copy would repeat them
-    output = jsonio.encode(raw, compact=compact)
-    check_output(output, raw, limits, name)
-    embedded = {path: found.files[path] for path in _path_resources(raw) if path in found.files} \
-        if fmt.name == "asif" else {}
+    if isinstance(raw, Lines):  # its complete records (a cut last line is a warning, and not copied)
+        raw = [value for _, value in raw.records]
+    output = _encoded(fmt, raw, compact, limits, name)
     if package:
         output = write_package(output, packaged_files(raw, found.files, name))
-    return Result(output=output, source_format=fmt.name, target_format=fmt.name, losses=[],
-                  warnings=problems, files=embedded, counts=_counts(raw), _document=raw)
+        embedded: dict[str, bytes] = {}
+        losses: list[ir.Loss] = []
+        wanted: dict[str, _Wanted] = {}
+    else:  # (no artifacts folder here: with one, the conversion goes through the IR)
+        wanted = _wanted_in(raw) if fmt.name == "asif" else {}
+        embedded, losses = _files_at_hand(wanted, found.files, None)
+        embedded = {path: embedded[path] for path in wanted if path in embedded}
+        _apply_loss_policy(losses, options, name)
+    return Result(output=output, source_format=fmt.name, target_format=fmt.name, losses=losses,
+                  warnings=problems, files=embedded, counts=_counts(raw), _document=raw,
+                  possible_kinds=frozenset({FILE_NOT_CARRIED} if wanted else ()), shape=shape(fmt))
 
 
 def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
@@ -491,24 +631,78 @@ def _path_resources(doc: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+class _Wanted(msgspec.Struct, array_like=True):
+    """A file a document embeds by path: its first resource's index and id, and what it declares."""
+
+    index: int
+    id: str
+    size: Any
+    sha256: Any
+
+
+def _wanted_in(doc: dict[str, Any]) -> dict[str, _Wanted]:
+    """The files an ASIF document (as JSON values) embeds by path."""
+    return {path: _Wanted(r, str(doc["resources"][r].get("id")), doc["resources"][r].get("bytes"),
+                          doc["resources"][r].get("sha256")) for path, r in _path_resources(doc).items()}
+
+
+def _wanted(resources: list[ir.Resource]) -> dict[str, _Wanted]:
+    """The files the IR's resources embed by path (each path's first resource)."""
+    out: dict[str, _Wanted] = {}
+    for r, res in enumerate(resources):
+        if res.availability == "embedded" and isinstance(res.path, str) and res.path not in out:
+            out[res.path] = _Wanted(r, res.id, res.bytes, res.sha256)
+    return out
+
+
+def _file_bytes(path: str, want: _Wanted, files: dict[str, bytes], folder: ArtifactFiles | None,
+                package: bool = False) -> tuple[bytes | None, str]:
+    """The bytes of one file a document embeds by path (None, and why not): those the input
+    brought (a package's members, artifacts read), else the file of that path in ``folder``
+    (the user's --artifacts-root), which must have the size and digest its resource declares."""
+    content = files.get(path)
+    if content is not None:
+        return content, ""
+    if folder is None:
+        return None, (f"its bytes are not at hand {'to package' if package else 'to carry'} (name the folder that "
+                      "holds it with --artifacts-root)")
+    got = folder.read(path)
+    if not isinstance(got, bytes):
+        return None, f"it is not {'packaged' if package else 'carried'}: {got.reason}"
+    if (len(got), hashlib.sha256(got).hexdigest()) != (want.size, want.sha256):
+        return None, "the file in the artifacts folder differs from its declared bytes and sha256"
+    return got, ""
+
+
+def _files_at_hand(wanted: dict[str, _Wanted], files: dict[str, bytes],
+                   folder: ArtifactFiles | None) -> tuple[dict[str, bytes], list[ir.Loss]]:
+    """``files`` with the bytes of every file in ``wanted`` that can be had, and one
+    ``file_not_carried`` loss per file that cannot: the output names a file that does not come
+    with it (docs/packages.md, *Files named by path*)."""
+    out, losses = dict(files), []
+    for path, want in wanted.items():
+        content, why = _file_bytes(path, want, out, folder)
+        if content is None:
+            losses.append(ir.Loss(id=f"translation:file-not-carried:{path}", stage="translation",
+                                  kind=FILE_NOT_CARRIED, scope="resources",
+                                  explanation=f"file-not-carried:{path}: the session embeds {path} by path, "
+                                              f"but {why}, so it does not come with the output.",
+                                  references=[ir.LossRef(type="resource", id=want.id)]))
+        else:
+            out[path] = content
+    return out, losses
+
+
 def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str,
                    folder: ArtifactFiles | None = None) -> dict[str, bytes]:
     """The bytes of every resource ``doc`` embeds by path: a package must carry each one. Those
     not at hand are read from ``folder`` (the user's --artifacts-root) when there is one, and
     must have the size and digest their resource declares."""
     problems, out = [], {}
-    for path, r in _path_resources(doc).items():
-        content = files.get(path)
-        why = "its bytes are not at hand to package (name the folder that holds it with --artifacts-root)"
-        if content is None and folder is not None:
-            got = folder.read(path)
-            content, why = (got, "") if isinstance(got, bytes) else (None, f"it is not packaged: {got.reason}")
-            res = doc["resources"][r]
-            if content is not None and (len(content), hashlib.sha256(content).hexdigest()) != (
-                    res.get("bytes"), res.get("sha256")):
-                content, why = None, "the file in the artifacts folder differs from its declared bytes and sha256"
+    for path, want in _wanted_in(doc).items():
+        content, why = _file_bytes(path, want, files, folder, package=True)
         if content is None:
-            problems.append(Problem(rule="package", path=pointer("resources", r, "path"),
+            problems.append(Problem(rule="package", path=pointer("resources", want.index, "path"),
                                     message=f"embeds '{path}' by path, but {why}"))
         else:
             out[path] = content
@@ -542,7 +736,7 @@ def validate_as(document: DocumentInput, *, format: str | None = None, base_dir:
         raw, fmt = load(document, source=format, name=name, limits=limits)
     except InvalidInput as exc:
         return None, exc.problems
-    problems = fmt.validate(raw)
+    problems = problems_of(fmt, raw)
     if base_dir is not None and fmt.name == "asif" and not any(p.rule == "schema" for p in problems):
         problems += path_resource_problems(raw, base_dir)
     return fmt.name, problems

@@ -23,14 +23,16 @@ from typing import TYPE_CHECKING
 
 from asif_convert._errors import UsageError
 from asif_convert._formats.asif import FORMAT as ASIF
+from asif_convert._formats.claude_code.plugin import FORMAT as CLAUDE_CODE
+from asif_convert._formats.codex import FORMAT as CODEX
 from asif_convert._formats.continuity.plugin import FORMAT as CONTINUITY
 from asif_convert._mapping import load_table
-from asif_convert.plugin import ENTRY_POINT_GROUP, Format, mapping_tables
+from asif_convert.plugin import ENTRY_POINT_GROUP, Format, Lines, mapping_tables, shape
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-BUILTINS: tuple[Format, ...] = (CONTINUITY, ASIF)
+BUILTINS: tuple[Format, ...] = (CONTINUITY, ASIF, CLAUDE_CODE, CODEX)
 _REQUIRED = ("name", "description", "extension", "detect", "validate", "read", "write")
 
 
@@ -124,7 +126,17 @@ def get(name: str) -> Format:
 
 
 def detect(doc: object) -> Format | None:
-    return next((f for f in registry().values() if f.detect(doc)), None)
+    """The first installed format that claims ``doc``: a parsed document (formats of shape
+    ``document``), or :class:`Lines` (formats of shape ``lines``, shown its first records)."""
+    if isinstance(doc, Lines):
+        first = doc.first()
+        return next((f for f in registry().values() if shape(f) == "lines" and f.detect(first)), None)
+    return next((f for f in registry().values() if shape(f) == "document" and f.detect(doc)), None)
+
+
+def detect_lines(values: list[object]) -> Format | None:
+    """The first installed format of JSON Lines that claims these first records."""
+    return next((f for f in registry().values() if shape(f) == "lines" and f.detect(values)), None)
 
 
 def namespaces() -> frozenset[str]:

@@ -10,7 +10,8 @@ import msgspec
 from asif_convert import ir
 from asif_convert._errors import InvalidInput
 from asif_convert._limits import Limits
-from asif_convert._pipeline import load, new_context
+from asif_convert._lines import Lines
+from asif_convert._pipeline import load, new_context, problems_of
 from asif_convert.plugin import Options
 
 _EXAMPLES = 3
@@ -23,7 +24,7 @@ def summarize(data: bytes, name: str = "<input>", limits: Limits | None = None) 
     separate section: what converting it to ASIF would produce (counts, branches with their
     heads, resources, coverage), read through the IR as a conversion would."""
     raw, fmt = load(data, name=name, limits=limits)
-    problems = fmt.validate(raw)
+    problems = problems_of(fmt, raw)
     if any(p.rule in ("json", "schema") for p in problems):
         raise InvalidInput(problems, name)
     ctx = new_context(Options())
@@ -32,7 +33,7 @@ def summarize(data: bytes, name: str = "<input>", limits: Limits | None = None) 
     out: dict[str, Any] = {
         "file": name,
         "format": fmt.name,
-        "version": raw.get("asif_version") or raw.get("format"),
+        "version": None if isinstance(raw, Lines) else raw.get("asif_version") or raw.get("format"),
         "session": {"id": doc.session.id, "title": doc.session.title or None},
     }
     if fmt.name == "asif":
@@ -87,8 +88,12 @@ def _usage(entries: Any) -> dict[str, Any]:
 _BREAKDOWNS = {"messages": "role", "events": "event_type"}
 
 
-def _own_counts(raw: dict[str, Any]) -> dict[str, Any]:
-    """The document's own collections (its top-level arrays), as it holds them, before any mapping."""
+def _own_counts(raw: dict[str, Any] | Lines) -> dict[str, Any]:
+    """The document's own collections (its top-level arrays), as it holds them, before any mapping;
+    JSON Lines: its records, by their ``type`` where they have one."""
+    if isinstance(raw, Lines):
+        return {"records": len(raw.records), "records_by_type": dict(Counter(
+            str(v.get("type")) for _, v in raw.records if isinstance(v, dict) and "type" in v))}
     counts: dict[str, Any] = {}
     for key, value in raw.items():
         if not isinstance(value, list):

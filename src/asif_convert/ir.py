@@ -59,6 +59,10 @@ NO_CAUSES: list[Any] = _NoCauses()
 
 
 class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Every IR record. ``unknown``: properties the source object had that its format does not
+    define, kept as they were; ``native``: format-specific fields, by format namespace
+    (``native["agent-continuity/1"]``), which that format's writer reads back."""
+
     unknown: dict[str, Json] = NO_EXTRAS
     native: dict[str, dict[str, Json]] = NO_EXTRAS
 
@@ -75,12 +79,18 @@ class Node(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class EventRef(Node, kw_only=True):
+    """A reference to an event: ``event_id``, in this session unless ``session_id`` (and the
+    capture it was recorded in, ``capture_id``) name another."""
+
     event_id: str
     session_id: str | Opt = UNSET
     capture_id: str | Opt = UNSET
 
 
 class Locator(Node, kw_only=True):
+    """Where in a source resource something was found: ``syntax`` (``json-pointer``,
+    ``text-range``...), its ``value``, or a byte ``offset`` and ``length``."""
+
     syntax: str
     value: Json | Opt = UNSET
     offset: int | Opt = UNSET
@@ -88,11 +98,19 @@ class Locator(Node, kw_only=True):
 
 
 class SourceRef(Node, kw_only=True):
+    """A source an event was taken from: the resource (``resource_id``) and, optionally, the
+    ``locator`` of the part of it."""
+
     resource_id: str
     locator: Locator | Opt = UNSET
 
 
 class Provenance(Node, kw_only=True):
+    """How an event came to be recorded. ``mode``: ``observed`` (seen happening), ``reported``
+    (a source said so), ``derived`` (computed from other records, listed in ``inputs``) or
+    ``synthetic`` (made up to satisfy a rule, ``method`` says how); ``producer``: who recorded
+    it; ``sources``: the source resources it was read from."""
+
     mode: Literal["observed", "reported", "derived", "synthetic"]
     producer: str
     sources: list[SourceRef] | Opt = UNSET
@@ -101,21 +119,31 @@ class Provenance(Node, kw_only=True):
 
 
 class TextPart(Node, kw_only=True, tag_field="kind", tag="text"):
+    """Text content: ``text``, and its ``media_type`` when not plain text."""
+
     text: str
     media_type: str | Opt = UNSET
 
 
 class ResourcePart(Node, kw_only=True, tag_field="kind", tag="resource"):
+    """Content held by a resource (an image, a document): ``resource_id``, and a
+    ``description`` of it."""
+
     resource_id: str
     description: str | Opt = UNSET
 
 
 class StructuredPart(Node, kw_only=True, tag_field="kind", tag="structured"):
+    """JSON content of a declared shape: ``schema`` names it, ``value`` is the JSON."""
+
     schema: str
     value: Json
 
 
 class OpaquePart(Node, kw_only=True, tag_field="kind", tag="opaque"):
+    """Content carried but not interpreted: the resource that holds it (``resource_id``),
+    what kind of thing it is (``semantic_type``) and why it is opaque (``reason``)."""
+
     resource_id: str
     semantic_type: str
     reason: str
@@ -128,12 +156,20 @@ Part = TextPart | ResourcePart | StructuredPart | OpaquePart
 
 
 class Message(Node, kw_only=True):
+    """An event body: something said. ``role``: who said it (``user``, ``assistant``,
+    ``system``, ``developer``, ``tool``, ``unknown``); ``parts``: what was said, in order."""
+
     KIND: ClassVar[str] = "message"
     role: Literal["user", "assistant", "system", "developer", "tool", "unknown"]
     parts: list[Part]
 
 
 class ToolCall(Node, kw_only=True):
+    """An event body: a tool called. ``call_id`` pairs it with its results; ``tool_id`` names
+    the tool (``Document.tools``); ``arguments``: the JSON it was called with, as complete as
+    ``arguments_status`` says (``complete``, ``partial``, ``unknown``); ``retry_of``: the
+    ``call_id`` of the call it repeats."""
+
     KIND: ClassVar[str] = "tool_call"
     call_id: str
     tool_id: str
@@ -143,6 +179,11 @@ class ToolCall(Node, kw_only=True):
 
 
 class ToolResult(Node, kw_only=True):
+    """An event body: what a tool call gave back. ``call_id``: the call it answers;
+    ``result_index``: its place among that call's results (0 first); ``terminal``: whether it
+    is the last; ``outcome``: ``success``, ``error``, ``cancelled`` or ``unknown``; ``parts``:
+    the content."""
+
     KIND: ClassVar[str] = "tool_result"
     call_id: str
     result_index: int
@@ -152,6 +193,11 @@ class ToolResult(Node, kw_only=True):
 
 
 class DecisionRequest(Node, kw_only=True):
+    """An event body: a question put to a person (``decision_kind``: ``approval``,
+    ``question``, ``plan_review``). ``request_id`` pairs it with its resolution; ``prompt``:
+    what was asked; ``options``: the answers offered; ``call_id``, ``task_id`` and
+    ``task_revision``: the call or task it is about."""
+
     KIND: ClassVar[str] = "decision_request"
     request_id: str
     decision_kind: Literal["approval", "question", "plan_review"]
@@ -163,6 +209,10 @@ class DecisionRequest(Node, kw_only=True):
 
 
 class DecisionResolution(Node, kw_only=True):
+    """An event body: how a decision request ended. ``request_id``: the request;
+    ``outcome``: ``allowed``, ``denied``, ``answered``, ``cancelled``, ``expired``, ``unknown``;
+    ``answer``: what was said; ``selected_option_id``: the option chosen."""
+
     KIND: ClassVar[str] = "decision_resolution"
     request_id: str
     outcome: Literal["allowed", "denied", "answered", "cancelled", "expired", "unknown"]
@@ -171,6 +221,11 @@ class DecisionResolution(Node, kw_only=True):
 
 
 class TaskUpdate(Node, kw_only=True):
+    """An event body: a revision of a task. ``task_id`` and ``revision`` identify it,
+    ``previous_revision`` the one it follows; ``status``: the task's state; ``parts``: what it
+    says; ``dependencies``: the task ids it waits on; ``reopen_reason``: why a done task opened
+    again."""
+
     KIND: ClassVar[str] = "task_update"
     task_id: str
     revision: int
@@ -182,6 +237,10 @@ class TaskUpdate(Node, kw_only=True):
 
 
 class ContextCheckpoint(Node, kw_only=True):
+    """An event body: a model context was recorded (``context_id``, in
+    ``Document.contexts``), for ``reason``; ``replaced_context_id``: the context it replaces
+    (compaction)."""
+
     KIND: ClassVar[str] = "context_checkpoint"
     context_id: str
     reason: str
@@ -189,11 +248,16 @@ class ContextCheckpoint(Node, kw_only=True):
 
 
 class ConfigurationChange(Node, kw_only=True):
+    """An event body: the configuration in force changed to ``configuration_id``."""
+
     KIND: ClassVar[str] = "configuration_change"
     configuration_id: str
 
 
 class ExecutionTransition(Node, kw_only=True):
+    """An event body: an execution (``execution_id``, a run) moved to ``status``;
+    ``error`` and ``parts`` say why."""
+
     KIND: ClassVar[str] = "execution_transition"
     execution_id: str
     status: str
@@ -202,6 +266,9 @@ class ExecutionTransition(Node, kw_only=True):
 
 
 class ResourceChange(Node, kw_only=True):
+    """An event body: a resource (``resource_id``) was ``created``, ``modified``,
+    ``deleted`` or ``observed`` (``operation``); ``previous_resource_id``: its earlier version."""
+
     KIND: ClassVar[str] = "resource_change"
     resource_id: str
     operation: Literal["created", "modified", "deleted", "observed"]
@@ -209,12 +276,18 @@ class ResourceChange(Node, kw_only=True):
 
 
 class Note(Node, kw_only=True):
+    """An event body: a remark that is not part of the conversation: ``parts``, of a ``category``."""
+
     KIND: ClassVar[str] = "note"
     parts: list[Part]
     category: str
 
 
 class Extension(Node, kw_only=True):
+    """An event body of a kind ASIF does not define: ``type`` names it, ``value`` is its JSON,
+    and ``interpretation_required`` says whether a reader that does not know the type must
+    refuse the session."""
+
     KIND: ClassVar[str] = "extension"
     type: str
     value: Json
@@ -245,6 +318,14 @@ BODY_TYPES: dict[str, type] = {cls.KIND: cls for cls in Body.__args__}
 
 
 class Event(Node, kw_only=True):
+    """One thing that happened in the session. ``id``: unique in the session; ``sequence``: its
+    place in the one order of all events (0, 1, ...); ``actor_id``: the participant who did it;
+    ``body``: what happened (``Message``, ``ToolCall``, ``ToolResult``... one struct per kind;
+    ``kind`` names it); ``provenance``: how it came to be recorded; ``causes``: the events it
+    answers or follows from; ``time``: when (RFC 3339), if known; ``execution_id``: the run it
+    belongs to; ``supersedes``: the event it corrects; ``annotations``: namespaced extensions
+    (ASIF ``extensions``) other than the formats' native homes."""
+
     id: str
     sequence: int
     actor_id: str
@@ -271,11 +352,17 @@ class Event(Node, kw_only=True):
 
 
 class Producer(Node, kw_only=True):
+    """The software that recorded a capture: ``name`` and ``version``."""
+
     name: str
     version: str
 
 
 class Capture(Node, kw_only=True):
+    """This recording of the session: ``id``; ``producer``; ``consistency`` (``consistent``,
+    ``partial``, ``unknown``: whether it is one coherent snapshot); ``boundary``: in words, what
+    it includes and what it does not; ``started_at`` and ``ended_at``: when it was taken."""
+
     id: str
     producer: Producer
     consistency: Literal["consistent", "partial", "unknown"]
@@ -285,12 +372,18 @@ class Capture(Node, kw_only=True):
 
 
 class NativeId(Node, kw_only=True):
+    """An id the session has in another system: ``value``, in ``namespace`` of ``provider``."""
+
     provider: str
     namespace: str
     value: str
 
 
 class Lineage(Node, kw_only=True):
+    """Another session this one comes from: ``relation`` (``continuation``, ``fork``,
+    ``translation``, ``copy``), the ``session_id`` and ``capture_id`` it came from, and the last
+    ``event_id`` taken (``inclusive``: whether that event is included)."""
+
     relation: Literal["continuation", "fork", "translation", "copy"]
     session_id: str
     capture_id: str
@@ -299,6 +392,9 @@ class Lineage(Node, kw_only=True):
 
 
 class Session(Node, kw_only=True):
+    """The session: ``id``, ``title``, ``objective`` (what it is for, as parts), ``native_ids``
+    (its ids elsewhere) and ``lineage`` (the sessions it comes from)."""
+
     id: str
     native_ids: list[NativeId] = []
     lineage: list[Lineage] = []
@@ -307,6 +403,10 @@ class Session(Node, kw_only=True):
 
 
 class Participant(Node, kw_only=True):
+    """Who acts in the session: ``id``, ``kind`` (``human``, ``agent``, ``tool``, ``service``,
+    ``unknown``), ``name``, ``provider``, ``native_id``, ``parent_participant_id`` (a sub-agent's
+    parent) and ``child_session`` (the session a sub-agent ran in)."""
+
     id: str
     kind: ParticipantKind
     name: str | Opt = UNSET
@@ -317,6 +417,10 @@ class Participant(Node, kw_only=True):
 
 
 class Fork(Node, kw_only=True):
+    """Where a branch left its parent: the parent's ``session_id``, ``capture_id`` and
+    ``branch_id``, and the ``event_id`` it diverged at (``inclusive``: whether that event is
+    shared; ``None``: before the first)."""
+
     session_id: str
     capture_id: str
     branch_id: str
@@ -325,6 +429,10 @@ class Fork(Node, kw_only=True):
 
 
 class Branch(Node, kw_only=True):
+    """One line of history: ``id``; ``event_ids``: its events in order (those it shares with
+    its parent first); ``head_event_id``: its last event (``None`` when empty); ``fork``: where
+    it left its parent."""
+
     id: str
     event_ids: list[str]
     head_event_id: str | None
@@ -332,6 +440,9 @@ class Branch(Node, kw_only=True):
 
 
 class Execution(Node, kw_only=True):
+    """A run of a participant (``participant_id``): ``id``, ``status``, the ``context_ids`` it
+    used, ``started_at``/``ended_at``, the ``model``, its ``usage`` and ``error``."""
+
     id: str
     participant_id: str
     status: str
@@ -344,6 +455,11 @@ class Execution(Node, kw_only=True):
 
 
 class Tool(Node, kw_only=True):
+    """A tool the session can call: ``id`` (what calls name), ``name`` (what the model calls it),
+    ``description``, ``input_schema`` (JSON Schema of its arguments; ``True``: anything),
+    ``output_schema``, ``server_identity`` (the server that runs it), ``revision`` and
+    ``resource_ids`` (resources that define it)."""
+
     id: str
     name: str
     description: str
@@ -355,6 +471,13 @@ class Tool(Node, kw_only=True):
 
 
 class Resource(Node, kw_only=True):
+    """A file or blob the session refers to: ``id``, ``media_type``, ``purpose``;
+    ``availability`` says whether its bytes are here (``embedded``: in ``text``, ``data``
+    (base64) or a file at ``path``), elsewhere (``external``: at ``locator``) or not
+    (``unavailable``, ``excluded``, ``redacted``, ``unknown``; ``explanation`` says why);
+    ``name``, ``original_location`` (where it was found), ``bytes`` and ``sha256`` (of its
+    content) and ``provenance``."""
+
     id: str
     media_type: str
     availability: Literal["embedded", "external", "unavailable", "excluded", "redacted", "unknown"]
@@ -372,6 +495,11 @@ class Resource(Node, kw_only=True):
 
 
 class Context(Node, kw_only=True):
+    """What a model saw for one request: ``id``, on ``branch_id`` after ``at_event_id``;
+    ``purpose`` (``model_request``, ``continuation``, ``summary``); ``fidelity`` (``exact``,
+    ``reconstructed``, ``partial``, ``unknown``); ``inputs`` (the ASIF context inputs),
+    ``tool_ids`` offered, ``configuration_id``, ``model`` and ``request_parameters``."""
+
     id: str
     branch_id: str
     at_event_id: str | None
@@ -385,6 +513,13 @@ class Context(Node, kw_only=True):
 
 
 class Checkpoint(Node, kw_only=True):
+    """The state at a point of a branch (``branch_id``, after ``at_event_id``): ``id``;
+    ``knowledge`` (``observed``, ``derived``, ``unknown``: how the state is known); ``status``
+    of the agent (``idle``, ``active``, ``waiting``, ``stopped``, ``ended``, ``unknown``);
+    ``context_id`` and ``configuration_id`` in force; what is still open (``open_calls``,
+    ``open_decisions``, ``tasks``) and ``requirements`` to continue. ASIF wants one at each
+    branch head."""
+
     id: str
     branch_id: str
     at_event_id: str | None
@@ -416,17 +551,27 @@ SCOPES = (
 
 
 class Coverage(Node, kw_only=True):
+    """How complete the session is in one ``scope`` (one of ``SCOPES``): ``status``
+    (``complete``, ``partial``, ``known_empty``, ``unavailable``, ``excluded``,
+    ``not_inspected``, ``not_applicable``) and ``detail``, in words."""
+
     scope: str
     status: CoverageStatus
     detail: str
 
 
 class LossRef(Node, kw_only=True):
+    """A record a loss affects: its collection (``type``: ``event``, ``resource``...) and ``id``."""
+
     type: str
     id: str
 
 
 class Loss(Node, kw_only=True):
+    """Something dropped or changed on the way: ``id``; ``stage`` (``capture``, ``normalization``,
+    ``redaction``, ``translation``); ``kind`` (docs/losses.md); ``explanation``; ``scope`` (a
+    coverage scope) and ``references`` (the records affected)."""
+
     id: str
     stage: LossStage
     kind: str
@@ -436,7 +581,13 @@ class Loss(Node, kw_only=True):
 
 
 class Document(Node, kw_only=True):
-    """One session. ``extras`` holds whole collections only ASIF knows (configurations, ...)."""
+    """One session, as every reader produces it and every writer takes it: ``capture`` (this
+    recording), ``session``, ``participants``, ``events`` (in ``sequence`` order),
+    ``branches``, ``executions``, ``contexts``, ``tools``, ``resources``, ``checkpoints``,
+    ``coverage`` (13 records, one per scope), ``losses``, ``required_features`` (features a
+    reader must support), ``ir_version`` (``IR_VERSION``), and ``extras``: whole collections only
+    ASIF knows (configurations, environments, usage, continuation, streams, external
+    bindings), as JSON. ``SessionBuilder`` builds one from messages and tool calls."""
 
     ir_version: str = IR_VERSION
     capture: Capture | Opt = UNSET
@@ -455,3 +606,103 @@ class Document(Node, kw_only=True):
     # ASIF-only collections kept verbatim: configurations, environments, usage, continuation,
     # streams, external_bindings.
     extras: dict[str, Json] = {}
+
+
+# --- building a session -----------------------------------------------------------------------
+
+# The participant each role's events are attributed to, and its kind, when an importer names none.
+ROLE_PARTICIPANTS: dict[str, ParticipantKind] = {"user": "human", "assistant": "agent", "tool": "tool",
+                                                 "system": "service", "developer": "human", "unknown": "unknown"}
+_IMPORTED = "The importer did not say whether the source holds more in this scope than the records present."
+
+
+class SessionBuilder:
+    """Builds a valid session from messages and tool calls, in a few lines::
+
+        b = ir.SessionBuilder("session-1", producer="my-importer", version="1.0")
+        b.message("user", "What is 2 + 2?")
+        call = b.tool_call("calculator", {"expression": "2 + 2"})
+        b.tool_result(call, "4")
+        b.message("assistant", "2 + 2 = 4.")
+        document = b.build()           # then asif_convert.dump(document, to="asif")
+
+    Events are numbered in the order added, on one branch (``main``), each ``reported`` by the
+    producer. ``build`` adds the minimum the ASIF rules require that the importer did not
+    give, each marked as made up: a capture of consistency ``unknown`` (its boundary says it is
+    an import); one participant per role (kind from ``ROLE_PARTICIPANTS``); each tool named by
+    a call, declared with an unknown input contract (``input_schema`` true); the checkpoint at
+    the branch head (knowledge and status ``unknown``); the 13 coverage records
+    (``not_inspected`` unless ``coverage`` says otherwise); and a ``translation`` loss for each
+    kind of record synthesized (participants, tools, the head checkpoint)."""
+
+    def __init__(self, session_id: str, *, producer: str, version: str, title: str | Opt = UNSET,
+                 mode: Literal["observed", "reported", "derived", "synthetic"] = "reported") -> None:
+        self.session = Session(id=session_id, title=title)
+        self.producer = Producer(name=producer, version=version)
+        self.provenance = Provenance(mode=mode, producer=producer)
+        self.events: list[Event] = []
+        self.tools: dict[str, Tool] = {}
+        self.coverage: dict[str, tuple[CoverageStatus, str]] = {}
+        self._calls = 0
+
+    def _add(self, body: Body, actor_id: str, event_id: str | None, time: str | Opt) -> Event:
+        event = Event(id=event_id or f"e{len(self.events) + 1}", sequence=len(self.events), actor_id=actor_id,
+                      body=body, provenance=msgspec.structs.replace(self.provenance), time=time)
+        self.events.append(event)
+        return event
+
+    def message(self, role: Literal["user", "assistant", "system", "developer", "tool", "unknown"], text: str, *,
+                event_id: str | None = None, actor_id: str | None = None, time: str | Opt = UNSET) -> Event:
+        """A message of one text part (``actor_id``: the role's participant unless given)."""
+        return self._add(Message(role=role, parts=[TextPart(text=text)]), actor_id or role, event_id, time)
+
+    def tool_call(self, tool: str | Tool, arguments: Json, *, call_id: str | None = None, event_id: str | None = None,
+                  actor_id: str = "assistant", time: str | Opt = UNSET) -> Event:
+        """A call of ``tool`` (its name, or a declared ``Tool``) with complete ``arguments``."""
+        declared = tool if isinstance(tool, Tool) else self.tools.get(tool) or Tool(
+            id=tool, name=tool, description="", input_schema=True)
+        self.tools.setdefault(declared.id, declared)
+        self._calls += 1
+        body = ToolCall(call_id=call_id or f"call-{self._calls}", tool_id=declared.id, arguments=arguments,
+                        arguments_status="complete")
+        return self._add(body, actor_id, event_id, time)
+
+    def tool_result(self, call: Event, text: str, *, outcome: ToolOutcome = "success", event_id: str | None = None,
+                    actor_id: str = "tool", time: str | Opt = UNSET) -> Event:
+        """The one (terminal) result of the call event ``call``, of one text part."""
+        if not isinstance(call.body, ToolCall):
+            raise TypeError("tool_result answers the event tool_call returned")
+        body = ToolResult(call_id=call.body.call_id, result_index=0, terminal=True, outcome=outcome,
+                          parts=[TextPart(text=text)])
+        return self._add(body, actor_id, event_id, time)
+
+    def build(self) -> Document:
+        """The session: the events added, and the records ASIF requires around them."""
+        ids = [e.id for e in self.events]
+        head = ids[-1] if ids else None
+        actors = list(dict.fromkeys(e.actor_id for e in self.events))
+        losses = [Loss(id="translation:participants", stage="translation", kind="synthesized_participant",
+                       scope="participants", explanation="participants: one per role or actor id, synthesized by "
+                       "SessionBuilder; the source named no participant identities.")] if actors else []
+        if any(t.input_schema is True for t in self.tools.values()):
+            losses.append(Loss(id="translation:tools", stage="translation", kind="tool_contract_unknown",
+                               scope="tools", explanation="tools: declared from the calls made to them; their "
+                               "input contract is unknown (input_schema true)."))
+        losses.append(Loss(id="translation:head-checkpoint", stage="translation", kind="synthesized_checkpoint",
+                           scope="branches", explanation="head checkpoint: synthesized by SessionBuilder at the "
+                           "branch head; what the agent knew there is unknown."))
+        return Document(
+            capture=Capture(id=f"{self.producer.name}:{self.session.id}", producer=self.producer,
+                            consistency="unknown",
+                            boundary=f"Imported by {self.producer.name} {self.producer.version}: {len(ids)} events "
+                                     f"of session {self.session.id!r}, as the importer gave them."),
+            session=self.session,
+            participants=[Participant(id=a, kind=ROLE_PARTICIPANTS.get(a, "unknown")) for a in actors],
+            events=list(self.events),
+            branches=[Branch(id="main", event_ids=ids, head_event_id=head)],
+            tools=list(self.tools.values()),
+            checkpoints=[Checkpoint(id="head:main", branch_id="main", at_event_id=head, knowledge="unknown",
+                                    status="unknown")],
+            coverage=[Coverage(scope=s, status=self.coverage.get(s, ("not_inspected", _IMPORTED))[0],
+                               detail=self.coverage.get(s, ("not_inspected", _IMPORTED))[1]) for s in SCOPES],
+            losses=losses)

@@ -27,8 +27,23 @@ and third-party ones are equal: a distribution registers its format under the en
 
     FORMAT = MyFormat()
 
-Formats depend on this module and on :mod:`asif_convert.ir` only, never on each other or on
-the registry.
+A format of JSON Lines (one JSON value per line, as coding agents write their transcripts)
+says ``shape = "lines"``; then ``detect`` gets the decoded values of the first complete records
+(up to 20), ``validate`` and ``read`` get a :class:`Lines` (the records with their line numbers,
+and what was wrong with the other lines, which the pipeline reports itself), and ``write``
+returns the list of the output's line values, which the pipeline encodes one per line::
+
+    class MyLog:
+        name, description, extension, namespace = "my-log", "My agent's log", ".jsonl", "my-log/1"
+        shape = "lines"
+
+        def detect(self, first): return bool(first) and isinstance(first[0], dict) and "my_log" in first[0]
+        def validate(self, lines: Lines): return []                        # Problem(line=...) each
+        def read(self, lines: Lines, ctx: Context) -> ir.Document: ...     # lines.records: [(line, value)]
+        def write(self, doc: ir.Document, ctx: Context) -> list: ...      # one JSON value per line
+
+Formats depend on this module, :mod:`asif_convert.ir` and the shared content dialects only,
+never on each other or on the registry.
 """
 
 from __future__ import annotations
@@ -42,12 +57,13 @@ from asif_convert._artifacts import MAX_ARTIFACT_BYTES, MAX_ARTIFACTS_TOTAL, Art
 from asif_convert._errors import ConversionError, InvalidInput, Problem, UsageError
 from asif_convert._ledger import Ledger
 from asif_convert._limits import size_limit_problem
+from asif_convert._lines import Lines, Record
 from asif_convert._mapping import MappingTable, load_mapping, load_table
 
 ENTRY_POINT_GROUP = "asif_convert.formats"
 
-__all__ = ["ENTRY_POINT_GROUP", "Context", "ConversionError", "Format", "InvalidInput", "Ledger", "MappingTable",
-           "Options", "Problem", "UsageError", "load_mapping"]
+__all__ = ["ENTRY_POINT_GROUP", "Context", "ConversionError", "Format", "InvalidInput", "Ledger", "Lines",
+           "MappingTable", "Options", "Problem", "Record", "UsageError", "load_mapping", "shape"]
 
 LOSS_POLICIES = ("ignore", "warn", "error")
 
@@ -103,6 +119,9 @@ class Context:
     # (convert() does): a reader may let go of its records as it reads them, so that the IR takes
     # the memory the input held. Off for any other caller.
     release_input: bool = False
+    # What a reader noticed that does not refuse the input but must be said (a residual set
+    # aside): they join the input's warnings (Result.warnings)
+    warnings: list[Problem] = field(default_factory=list)
 
     def ledger(self, table: str | MappingTable, kind: str | None = None) -> Ledger:
         """A new ledger whose losses this conversion reports. ``table`` is a mapping table a
@@ -137,7 +156,8 @@ class Format(Protocol):
         ...
 
     def detect(self, doc: Any) -> bool:
-        """Whether a parsed JSON document is of this format (cheap: look at a marker key)."""
+        """Whether a parsed JSON document is of this format (cheap: look at a marker key); for a
+        format of ``shape = "lines"``, the values of the first complete records (up to 20)."""
         ...
 
     def validate(self, doc: Any) -> list[Problem]:
@@ -147,6 +167,11 @@ class Format(Protocol):
     def read(self, doc: Any, ctx: Context) -> ir.Document: ...
 
     def write(self, doc: ir.Document, ctx: Context) -> Any: ...
+
+
+def shape(fmt: Format) -> str:
+    """``"lines"`` for a format of JSON Lines, ``"document"`` (an absent ``shape``) for one JSON document."""
+    return "lines" if getattr(fmt, "shape", "document") == "lines" else "document"
 
 
 def mapping_tables(fmt: Format) -> tuple[MappingTable, ...]:

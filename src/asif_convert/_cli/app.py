@@ -34,6 +34,7 @@ COMMANDS = {
     "formats": ("validate", "formats"),
     "view": ("view", "view"),
     "request": ("request", "request_command"),
+    "handoff": ("handoff", "handoff_command"),
     "sign": ("sign", "sign"),
     "verify": ("sign", "verify"),
 }
@@ -52,6 +53,8 @@ SUMMARIES = {
     "formats": "List the installed formats (built-in and plugins) and the loss kinds they record.",
     "request": "Write the request that continues a captured session on a provider's API (the create call's "
                "keyword arguments, without model and sampling settings); nothing is sent.",
+    "handoff": "Write a session (Claude Code, Codex, continuity or ASIF) where another coding agent resumes it, "
+               "and say how to continue it there and what did not travel.",
     "view": "Write one self-contained HTML page (no network access, inline CSS and script) to look at a "
             "session, compare two documents, or see a whole batch at a glance.",
     "sign": "Write the detached signature object of a package (checked whole first).",

@@ -47,7 +47,7 @@ from asif_convert._cli.common import (
 )
 from asif_convert._errors import InvalidInput, Problem, UsageError
 from asif_convert._limits import Limits
-from asif_convert._pipeline import Result, WrongFormat, convert_into
+from asif_convert._pipeline import FILE_NOT_CARRIED, Result, WrongFormat, convert_into
 from asif_convert.plugin import Options
 
 PACKAGE_SUFFIX = ".asif.zip"
@@ -55,6 +55,10 @@ ArtifactsRootOpt = Annotated[Path | None, typer.Option(
     "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
     help="Embed each artifact's file, found by its path inside DIR only (no absolute paths, '..' or links); without "
          "it no file is opened.")]
+FilesRootOpt = Annotated[Path | None, typer.Option(
+    "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
+    help="Read the files the session embeds by path from DIR (inside it only, checked against their declared size "
+         "and sha256), to write them under --artifacts-out; without it no file is opened.")]
 ArtifactMaxOpt = Annotated[int, typer.Option(
     "--artifact-max-bytes", metavar="SIZE", parser=size_option, show_default="64M",
     help="Leave an artifact unavailable when its file is larger than this.")]
@@ -103,11 +107,15 @@ def to_continuity(input_path: InPath, output: OutPath = "-", report: ReportOpt =
                   on_loss: OnLossOpt = LossPolicy.warn, fail_on: FailOnOpt = None, no_residual: NoResidualOpt = False,
                   max_bytes: MaxBytesOpt = LIM.max_bytes, max_depth: MaxDepthOpt = LIM.max_depth,
                   max_string: MaxStringOpt = LIM.max_string, artifacts_out: ArtifactsOutOpt = None,
+                  artifacts_root: FilesRootOpt = None, artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
+                  artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
                   force: ForceOpt = False, source_pointers: BackPointersOpt = False,
                   trusted_input: TrustedInputOpt = False, quiet: QuietOpt = False) -> None:
     """Convert an ASIF 0.4 session (or package) into an agent-continuity export."""
     opts = replace(build_options(strict=strict, no_validate=no_validate, on_loss=on_loss, fail_on=fail_on,
-                                 no_residual=no_residual), source_pointers=source_pointers)
+                                 no_residual=no_residual), source_pointers=source_pointers,
+                   artifacts_root=artifacts_root, artifact_max_bytes=artifact_max_bytes,
+                   artifacts_max_total=artifacts_max_total)
     limits = build_limits(max_bytes, max_depth, max_string, trusted_input)
     guard(lambda: _run(input_path, output, "continuity", source="asif", report=report, options=opts,
                        compact=compact, limits=limits, command="to-continuity", artifacts_out=artifacts_out,
@@ -168,7 +176,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
                 raise UsageError("the session embeds files by path: write it to a file (-o) or a package "
                                  f"(-o *{PACKAGE_SUFFIX}), not to standard output")
             created += write_files(Path(output).parent, result.files, force=force, create=False)
-        if artifacts_out is not None:
+        if artifacts_out is not None and result.artifacts:  # (no empty folder: nothing to write is said)
             created += write_files(artifacts_out, result.artifacts, force=force)
         if pending is not None and not result.streamed:
             pending.write(result.output)
@@ -191,7 +199,7 @@ def _run(input_path: str, output: str, to: str, *, source: str | None, report: s
                 target.commit()
         created.clear()  # the output is in place: what came with it stays
         if not quiet:
-            _tell(result, name, output, options, size, limits)
+            _tell(result, name, output, options, size, limits, artifacts_out is not None)
     finally:
         _clean_up(created, [t for t in (pending, report_pending) if t is not None])
 
@@ -203,7 +211,8 @@ def _clean_up(created: list[Path], targets: list[jsonio.PendingOutput]) -> None:
         target.discard()
 
 
-def _tell(result: Result, name: str, output: str, options: Options, size: int, limits: Limits) -> None:
+def _tell(result: Result, name: str, output: str, options: Options, size: int, limits: Limits,
+          artifacts_written: bool) -> None:
     """The summary on standard error, once the output is in place."""
     err(_summary(result, name, output, options.on_loss, size))
     void = sorted(options.fail_on - result.possible_kinds)
@@ -212,10 +221,24 @@ def _tell(result: Result, name: str, output: str, options: Options, size: int, l
                else "a checked copy records none")
         err(f"  note: --fail-on {', '.join(void)}: converting {result.source_format} to {result.target_format} "
             f"records no loss of {'this kind' if len(void) == 1 else 'these kinds'}; {can}")
+    _tell_files(result, artifacts_written, options.on_loss)
     warn_input_problems(result.warnings)
     if size > limits.max_bytes:
         err(f"  note: the output is {size:,} bytes, more than --max-bytes {limits.max_bytes:,}: "
             "give a larger --max-bytes to read it back")
+
+
+def _tell_files(result: Result, artifacts_written: bool, on_loss: str) -> None:
+    """Name every file the session embeds by path that did not come with the output (a loss:
+    said unless --on-loss ignore; --report lists them too; docs/packages.md, *Files named by
+    path*), and the files at hand that were not written."""
+    for loss in result.losses:
+        if loss.kind == FILE_NOT_CARRIED and on_loss != "ignore":
+            err(f"  note: {loss.explanation.partition(': ')[2]}")
+    if result.artifacts and not artifacts_written:
+        names = ", ".join(sorted(result.artifacts)[:5]) + (", ..." if len(result.artifacts) > 5 else "")
+        err(f"  note: {len(result.artifacts)} embedded files were not written ({names}): give --artifacts-out DIR "
+            "to write them")
 
 
 def _other_format(exc: WrongFormat, input_path: str, to: str, command: str) -> str:

@@ -25,6 +25,7 @@ from asif_convert._cli.common import (
     usage_error,
 )
 from asif_convert._errors import EXIT_INVALID_INPUT
+from asif_convert._registry import detect_lines
 from asif_convert._view import diff_page, session_page, write_report, write_report_records
 from asif_convert.batch import FileResult
 from asif_convert.batch._manifest import manifest_records
@@ -64,7 +65,8 @@ def view(files: Annotated[list[str], typer.Argument(
     if not 1 <= len(files) <= 2:
         usage_error(f"view takes one or two files, not {len(files)}")
     stdin_once(files)
-    manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX)
+    # a *.jsonl file is a manifest, unless it is a session of JSON Lines (a Claude Code transcript)
+    manifest = len(files) == 1 and files[0].endswith(MANIFEST_SUFFIX) and not _a_session(files[0])
     if (pages is not None or outdir is not None) and not manifest and files != ["-"]:  # (stdin: once read)
         usage_error(PAGES_WITH_A_MANIFEST)
     if outdir is not None and pages is None:
@@ -96,6 +98,18 @@ def view(files: Annotated[list[str], typer.Argument(
 
 PAGES_WITH_A_MANIFEST = "--pages and --outdir go with a batch manifest (*.jsonl, or one on standard input)"
 _RECORD_KEYS = frozenset({"input", "status", "target_format"})  # what every manifest line has
+
+
+def _a_session(path: str) -> bool:
+    """Whether a *.jsonl file is a session of a format of JSON Lines (a format claims its first
+    record) rather than a batch manifest."""
+    try:
+        with open(path, "rb") as fh:
+            first = next((line for line in iter(lambda: fh.readline(1 << 20), b"") if line.strip()), b"")
+        record = msgspec.json.decode(first)
+    except (OSError, msgspec.DecodeError):
+        return False  # the manifest's reading says what is wrong
+    return not a_manifest(first) and detect_lines([record]) is not None
 
 
 def a_manifest(data: bytes) -> bool:

@@ -30,7 +30,7 @@ from asif_convert._dialects.common import (
 )
 
 __all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "answering", "fill", "members", "order", "refusals",
-           "render", "split"]
+           "render", "restate", "split"]
 
 # The order settles ties (docs/dialects-detection.md): OpenAI Chat before Responses, so an untyped
 # message both read alike is a Chat message.
@@ -89,3 +89,10 @@ def refusals(name: str, options: dict[str, Any]) -> set[int]:
     elif name == openai_responses.NAME:
         marked = list(options.get("q") or ())
     return {k for k in marked if isinstance(k, int)}
+
+
+def restate(name: str, content: Any, pieces: Pieces) -> Any:
+    """A first release's filled template with what the pieces say where the template kept a
+    literal (a dialect of that release: Anthropic Messages, OpenAI Chat); others as they are."""
+    restated = getattr(_BY_NAME.get(name), "restate", None)
+    return restated(content, pieces) if restated is not None else content

@@ -309,3 +309,25 @@ def _render_result(result: dict[str, Any], pieces: Pieces, as_list: bool, explic
     elif explicit:
         out["is_error"] = False
     return out
+
+
+def restate(content: Any, pieces: Pieces) -> Any:
+    """A first release's template, filled, with what the ASIF records now say where the template
+    held it as a literal: each call block's tool name, and each result's error flag (its
+    outcome). Those documents kept the two verbatim, so an edit of either did not reach the
+    content (docs/decisions.md, 48)."""
+    blocks = content.get("content") if isinstance(content, dict) else content
+    names = {c["call_id"]: c["tool_id"] for c in pieces.calls}
+    outcomes = {r["call_id"]: r.get("outcome") for r in pieces.results}
+    for block in blocks if isinstance(blocks, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use") and block.get("id") in names:
+            block["name"] = names[block["id"]]
+        elif block.get("type") in ("tool_result", "mcp_tool_result") and block.get("tool_use_id") in outcomes:
+            outcome = outcomes[block["tool_use_id"]]
+            if outcome == "error":
+                block["is_error"] = True
+            elif outcome == "success" and "is_error" in block:
+                block["is_error"] = False
+    return content

@@ -15,6 +15,10 @@ from asif_convert._limits import NestedTooDeep, json_in_text
 
 PLACEHOLDER = "asif.piece/1"
 REASONING = "asif-convert.private-reasoning/1"  # structured-part schema of private reasoning blocks
+# Structured parts a client keeps beside what the model saw (Claude Code's toolUseResult, the
+# structured copy of a tool's result): part of the session's record, never model input, so a
+# request leaves them out.
+CLIENT_RECORDS = frozenset({"claude-code/1:toolUseResult"})
 OPAQUE_MEDIA_TYPE = "application/json"  # the resource that holds an opaque block: the block's JSON
 
 # Server identities (Call.server, Result.server) name who ran a tool on the caller's behalf: a
@@ -87,7 +91,7 @@ class Pieces(msgspec.Struct):
     results: list[dict[str, Any]]
     resources: dict[str, dict[str, Any]]
     # the tool names of the calls the results answer, by call id, for a dialect whose result
-    # names its tool (an OpenAI Chat legacy function message); empty for the others
+    # names its tool (an OpenAI Chat legacy function message, a Gen AI function response)
     names: dict[str, str] = msgspec.field(default_factory=dict)
 
 

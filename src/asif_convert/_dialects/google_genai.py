@@ -385,6 +385,9 @@ def _call(call: dict[str, Any], kind: str, derived: bool, key: Any) -> dict[str,
 def _result(result: dict[str, Any], kind: str, derived: bool, key: Any, pieces: Pieces) -> dict[str, Any]:
     parts = result.get("parts", [])
     value: dict[str, Any] = {} if derived else {"id": result["call_id"]}
+    name = pieces.names.get(result["call_id"]) if kind == "function_response" else None
+    if name is not None:  # the tool's name (a difference keeps one the response gave otherwise)
+        value["name"] = name
     if kind == "code_execution_result":
         outcome = _CODES.get(result.get("outcome", ""))
         if outcome is not None:

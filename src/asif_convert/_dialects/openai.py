@@ -347,3 +347,16 @@ def _resource_part(res: dict[str, Any], description: str | None) -> dict[str, An
     else:
         url = res.get("locator", "")
     return {"type": "image_url", "image_url": {"url": url}}
+
+
+def restate(content: Any, pieces: Pieces) -> Any:
+    """A first release's template, filled, with each call's function name as the ASIF records
+    now say it (those documents kept it verbatim: docs/decisions.md, 48)."""
+    names = {c["call_id"]: c["tool_id"] for c in pieces.calls}
+    calls = content.get("tool_calls") if isinstance(content, dict) else None
+    for call in calls if isinstance(calls, list) else ():
+        if isinstance(call, dict) and call.get("id") in names:
+            for key in ("function", "custom"):
+                if isinstance(call.get(key), dict) and "name" in call[key]:
+                    call[key]["name"] = names[call["id"]]
+    return content

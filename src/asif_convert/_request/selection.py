@@ -15,6 +15,7 @@ import msgspec
 
 from asif_convert import ir
 from asif_convert._codec import codec_for
+from asif_convert._dialects.common import CLIENT_RECORDS
 from asif_convert._errors import InvalidInput, Problem, RequestRefused, UsageError, pointer
 from asif_convert._registry import namespaces
 
@@ -143,7 +144,8 @@ class _Selector:
             return branch
         if len(self.branches) == 1:
             return next(iter(self.branches))
-        named = self.doc.session.native.get(_CONTINUITY, {}).get("active_branch_id")
+        recorded = self.doc.session.native.get(_CONTINUITY)  # any JSON value: a document may be edited
+        named = recorded.get("active_branch_id") if isinstance(recorded, dict) else None
         if isinstance(named, str) and named in self.branches:
             return named
         heads = {b.id: b.head_event_id for _, b in self.branches.values()}
@@ -243,7 +245,9 @@ class _Selector:
                 inputs.append(Input(id=eid, kind="message", role=body.role, parts=tuple(body.parts),
                                     source_events=(event,)))
             elif isinstance(body, ir.ToolResult):
-                inputs.append(Input(id=eid, kind="tool_result", role="tool", parts=tuple(body.parts),
+                shown = tuple(p for p in body.parts  # (not the client's own record of it: never model input)
+                              if not (isinstance(p, ir.StructuredPart) and p.schema in CLIENT_RECORDS))
+                inputs.append(Input(id=eid, kind="tool_result", role="tool", parts=shown,
                                     source_events=(event,), call_id=body.call_id, result_index=body.result_index,
                                     terminal=body.terminal, outcome=body.outcome))
             elif isinstance(body, ir.ContextCheckpoint) and body.reason == "compaction":

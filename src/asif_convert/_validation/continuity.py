@@ -101,5 +101,5 @@ def _cycles(branches: list[dict[str, Any]]) -> list[Problem]:
             for i, b in enumerate(branches) if b["branch_id"] in on_cycle]
 
 
-def _warning(**fields: str) -> Problem:
-    return Problem(severity="warning", **fields)
+def _warning(*, rule: str, path: str, message: str) -> Problem:
+    return Problem(severity="warning", rule=rule, path=path, message=message)

@@ -12,13 +12,12 @@ exports: the files a session produced are not sessions to convert.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import string
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from asif_convert.batch._records import UsageError
+from asif_convert.batch._records import UsageError, matches
 
 _FIELDS = frozenset({"stem", "name"})
 
@@ -73,7 +72,7 @@ class Skipper:
         """The first segment of the artifacts folder of every export in ``folder``."""
         try:
             with os.scandir(folder) as it:
-                names = [e.name for e in it if not e.name.startswith(".") and fnmatch.fnmatchcase(e.name, self.pattern)
+                names = [e.name for e in it if not e.name.startswith(".") and matches(e.name, self.pattern)
                          and e.is_file()]
         except OSError:
             return frozenset()

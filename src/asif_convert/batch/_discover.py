@@ -3,17 +3,17 @@ out of the source roots."""
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
 from asif_convert._errors import InvalidInput, Problem
-from asif_convert.batch._records import DEFAULT_PATTERN
+from asif_convert.batch._records import DEFAULT_PATTERN, MANIFEST_NAME, matches
 
 
 class Found(NamedTuple):
@@ -158,7 +158,7 @@ def _walk(top: str, rel0: tuple[str, ...], roots: list[str], excluded: list[str]
             yield Refused(entry.path, sub, f"cannot read: {exc.strerror}")
             continue
         if is_dir:
-            if inside(real, excluded):
+            if inside(real, excluded) or companion_folder(entry.name, here):
                 continue
             if is_link and not inside(real, roots):
                 yield Refused(entry.path, sub, f"symlink resolves outside the source roots (to {real})")
@@ -167,11 +167,32 @@ def _walk(top: str, rel0: tuple[str, ...], roots: list[str], excluded: list[str]
             else:
                 yield from push(entry.path, sub, ancestors)
             continue
-        if not fnmatch.fnmatchcase(entry.name, pattern):
-            continue
+        if not matches(entry.name, pattern) or companion_file(entry.name, here) or entry.name == MANIFEST_NAME:
+            continue  # (a batch's own manifest, in a tree a batch wrote, is no input)
         if inside(real, excluded):
             continue
         yield from _one_file(entry.path, sub, roots, confined=True, real=real)
+
+
+def companion_folder(name: str, folder: str) -> bool:
+    """A folder beside a session file of its name (``<id>/`` beside ``<id>.jsonl``): the session's
+    own files in Claude Code's layout (its subagents' transcripts), read with the session."""
+    return os.path.isfile(os.path.join(folder, name + ".jsonl"))
+
+
+def companion_file(name: str, folder: str) -> bool:
+    """A subagent's transcript beside the sessions of a Claude Code project folder
+    (``agent-<id>.jsonl``, the layout of 2.0 clients): read with the session that names it."""
+    return name.startswith("agent-") and name.endswith(".jsonl") and _holds_sessions(folder)
+
+
+@lru_cache(maxsize=256)
+def _holds_sessions(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return any(e.name.endswith(".jsonl") and not e.name.startswith(("agent-", ".")) for e in it)
+    except OSError:
+        return False
 
 
 def _glob(src: _Source, roots: list[str], excluded: list[str], pattern: str) -> Iterator[Found | Refused]:

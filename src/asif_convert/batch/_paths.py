@@ -22,8 +22,10 @@ def output_name(name: str, to: str, package: bool = False) -> str:
             name = name[: -len(ext)]
             break
     else:
-        if name.endswith(".json") and len(name) > 5:
-            name = name[:-5]
+        for ext in (".jsonl", ".json"):  # (JSON Lines of no format's own extension, or a document)
+            if name.endswith(ext) and len(name) > len(ext):
+                name = name[: -len(ext)]
+                break
     return name + (PACKAGE_EXTENSION if package else get(to).extension)
 
 

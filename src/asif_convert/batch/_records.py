@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import fnmatch
+from typing import Any, NamedTuple
 
 import msgspec
 
 from asif_convert import _errors as errors
 
 MANIFEST_NAME = "manifest.jsonl"
-DEFAULT_PATTERN = "*.json"
+# What a walked folder yields: JSON documents, and JSON Lines (Claude Code's sessions). A pattern
+# may list several globs, separated by commas.
+DEFAULT_PATTERN = "*.json,*.jsonl"
+
+
+def matches(name: str, pattern: str) -> bool:
+    """Whether a file name matches the pattern (any of its comma-separated globs)."""
+    return any(fnmatch.fnmatchcase(name, glob) for glob in pattern.split(","))
 
 # Outcomes. Only "ok" files are skipped by a rerun; "unchanged" is a rerun's skip and is never
 # written to the manifest (the file's earlier "ok" line stands). "refused": a symlink out of the
@@ -52,9 +60,12 @@ class FileResult(msgspec.Struct, kw_only=True):
     artifacts_read: list[str] | None = None
     artifacts_sha256: str | None = None
     losses: dict[str, int] = {}
+    # the files a plain ASIF output embeds by path that did not come with it (each also counted
+    # as a file_not_carried loss); None when there is none
+    not_carried: list[str] | None = None
     warnings: int = 0
     error: str | None = None
-    problems: list[dict[str, str]] = []
+    problems: list[dict[str, Any]] = []
     seconds: dict[str, float] = {}
     settings: str = ""
     run: str = ""

@@ -16,7 +16,6 @@ guarantees, as object stores can give them:
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
@@ -38,7 +37,7 @@ from asif_convert._limits import Limits, check_size
 from asif_convert.batch._discover import Found, Refused
 from asif_convert.batch._manifest import Manifest
 from asif_convert.batch._paths import Unsafe
-from asif_convert.batch._records import FileResult, UsageError
+from asif_convert.batch._records import FileResult, UsageError, matches
 
 # the extra that brings each cloud file system (pyproject.toml)
 EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure",
@@ -174,7 +173,7 @@ def _walk(fs: Any, protocol: str, top: str, rel0: tuple[str, ...], pattern: str,
         if any(p in ("", ".", "..") for p in parts):  # a key is data: it may not climb out of its prefix
             yield Refused(url, None, f"unsafe object key {key!r}: a part of it is empty, '.' or '..'")
             continue
-        if any(p.startswith(".") for p in parts) or not fnmatch.fnmatchcase(parts[-1], pattern):
+        if any(p.startswith(".") for p in parts) or not matches(parts[-1], pattern):
             continue
         yield Found(url, rel, int(info.get("size") or 0), False)
 

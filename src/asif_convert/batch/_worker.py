@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from asif_convert._artifacts import ArtifactFiles, reads_digest, replay_digest
+from asif_convert._artifacts import ArtifactFiles, reads_digest, remove_files, replay_digest, write_files
 from asif_convert._errors import ConversionError, InvalidInput, LossPolicyError, OutputError, Problem
 from asif_convert._limits import Limits
-from asif_convert._pipeline import convert
+from asif_convert._pipeline import FILE_NOT_CARRIED, convert
 from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import folder_for
 from asif_convert.batch._paths import Unsafe
@@ -149,7 +149,8 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
 
     try:
         result = convert(data, to=spec.to, source=spec.source, options=options, name=task.input,
-                         compact=spec.compact, limits=spec.limits, package=spec.package)
+                         compact=spec.compact, limits=spec.limits, package=spec.package,
+                         beside=None if storage.is_url(task.input) else task.input)
     except ConversionError as exc:  # classified as the single-file commands' exit codes classify it
         status = _STATUS.get(type(exc), INVALID if isinstance(exc, InvalidInput) else INTERNAL)
         return _finish(res, t0, status=status, error=str(exc), problems=_problems(getattr(exc, "problems", [])))
@@ -164,10 +165,18 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     if options.artifacts_root is not None:
         res.artifacts_read = list(result.artifact_reads)
         res.artifacts_sha256 = reads_digest(result.artifact_reads)
-    output = result.output
+    output, files = result.output, result.files
+    res.not_carried = sorted(loss.id.partition("file-not-carried:")[2] for loss in result.losses
+                             if loss.kind == FILE_NOT_CARRIED) or None
+    if result.artifacts and spec.to != "asif":  # a batch writes no artifacts folder beside an export
+        _not_carried(res, result.artifacts)
     del result
+    created: list[Path] = []
     try:
+        if files and not spec.package:  # a plain ASIF document: its files go beside it, first
+            created = _files_beside(spec, task.output, files, res)
         storage.write_output(spec, task.output, output)
+        created = []
     except Unsafe as exc:
         return _finish(res, t0, status=REFUSED, error=str(exc))
     except ConversionError as exc:  # jsonio's OutputError: no permission, no space, a folder in the way
@@ -175,6 +184,8 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     except OSError as exc:  # creating the output's folders
         return _finish(res, t0, status=UNWRITABLE, error=f"cannot write {storage.join(spec.outdir, task.output)}: "
                                                              f"{exc.strerror or exc}")
+    finally:
+        remove_files(created)  # (nothing once the output is in place)
     res.output_bytes = len(output)
     res.output_sha256 = hashlib.sha256(output).hexdigest()
     res.seconds["write"] = round(time.perf_counter() - t_conv, 6)
@@ -198,12 +209,31 @@ def _unchanged(spec: Spec, task: Task, res: FileResult, options: Options) -> boo
     return replay_digest(files, expect.artifacts_read) == expect.artifacts_sha256
 
 
-def _problems(problems: list[Problem]) -> list[dict[str, str]]:
-    return [{"rule": p.rule, "path": p.path, "message": p.message} for p in problems[:MAX_PROBLEMS]]
+def _files_beside(spec: Spec, rel: str, files: dict[str, bytes], res: FileResult) -> list[Path]:
+    """Write the files a plain ASIF output embeds by path beside it, inside OUTDIR (the files it
+    created, to take back if the output fails). On remote storage they are not written: each is
+    a ``file_not_carried`` loss of the file's line, named in ``not_carried``."""
+    if storage.is_url(spec.outdir):
+        _not_carried(res, files)
+        return []
+    folder = os.path.dirname(storage.safe_target(spec.outdir, spec.outdir_real, rel))
+    return write_files(Path(folder), files, create=False)
+
+
+def _not_carried(res: FileResult, files: dict[str, bytes]) -> None:
+    """Count ``files`` as not carried by the file's output: a loss each, their paths listed."""
+    res.losses = dict(sorted({**res.losses, FILE_NOT_CARRIED: res.losses.get(FILE_NOT_CARRIED, 0)
+                              + len(files)}.items()))
+    res.not_carried = sorted({*(res.not_carried or ()), *files})
+
+
+def _problems(problems: list[Problem]) -> list[dict[str, Any]]:
+    return [{"rule": p.rule, "path": p.path, "message": p.message, **({"line": p.line} if p.line else {})}
+            for p in problems[:MAX_PROBLEMS]]
 
 
 def _finish(res: FileResult, t0: float, *, status: str | None = None, error: str | None = None,
-            problems: list[dict[str, str]] | None = None) -> FileResult:
+            problems: list[dict[str, Any]] | None = None) -> FileResult:
     if status is not None:
         res.status = status
     if error is not None:

@@ -72,8 +72,8 @@ class ContinuityFormat:
         if diff is None:
             return restored
         patched = _patched(codec, restored, diff, ctx.options.validate)
-        if patched is None:  # a residual that does not fit this export is foreign: read it as data
-            return _plain_read(codec, doc, [], ctx.ledger(READ_TABLE), carried, ctx.files, ctx.source_id)
+        if patched is None:  # edited since, or another export's: said, and the converter's records kept out
+            return _set_aside(codec, doc, raw, travelled, carried, ctx)
         # This conversion's losses are those this reading derived that the restored document
         # still says (what the export holds beyond the document it restores, say).
         ctx.ledger(READ_TABLE).absorb(ledger, {loss.id for loss in patched.losses})
@@ -85,7 +85,13 @@ class ContinuityFormat:
         # A continuity state that is not of its declared shape is foreign: carried like any
         # property continuity has no field for.
         origins: dict[str, list[list[str]]] | None = {} if ctx.source_document is not None else None
-        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid), origins)
+        untimed: list[str] = []
+        export, carried = writer.write(doc, codec, lambda ref_type, rid: ledger.add(_FOREIGN, ref_type, rid), origins,
+                                       untimed)
+        if untimed:  # reported for this conversion (not carried: the return trip rebuilds the value)
+            times = ctx.ledger(READ_TABLE)
+            for branch_id in untimed:
+                times.add("+time-unknown", "branch", branch_id)
         replay = artifacts.Replay(doc, ctx.embedded)  # what an artifacts folder gave the reader, if any
         plain_ledger = Ledger(load_table(READ_TABLE))
         plain = _plain_read(codec, export, [], plain_ledger, residual.Carried(carried), replay)
@@ -274,6 +280,22 @@ def _patched(codec: Codec, restored: ir.Document, diff: dict[str, Any], check: b
 def _invalid(doc: dict[str, Any]) -> bool:
     problems = schema_problems(ASIF_SCHEMA, doc) or check_semantics(doc)
     return any(p.severity == "error" for p in problems)
+
+
+def _set_aside(codec: Codec, doc: dict[str, Any], raw: dict[str, Any], travelled: list[dict[str, Any]],
+               carried: residual.Carried, ctx: Context) -> ir.Document:
+    """The export read without a residual that does not restore a valid session from it as it
+    is now (it was edited since, or belongs to another export): a warning and a loss say so,
+    and the converter's own records (residual, losses, carried list) are not shown as the
+    session's resources (docs/decisions.md, 48)."""
+    at = next((i for i, s in enumerate(doc.get("native_states") or ()) if s.get("provider") == "asif"
+               and s.get("kind") == residual.RESIDUAL), 0)
+    ctx.warnings.append(Problem(rule="residual", path=f"/native_states/{at}/payload", severity="warning", message=(
+        "the residual does not restore a valid session from this export as it is now (edited since it was "
+        "written, or another export's): it is set aside, and what only it held is not restored")))
+    ledger = ctx.ledger(READ_TABLE)
+    ledger.add("+residual-set-aside")
+    return _plain_read(codec, raw, travelled, ledger, carried, ctx.files, ctx.source_id)
 
 
 def _plain_read(codec: Codec, raw: dict[str, Any], travelled: list[dict[str, Any]], ledger: Ledger,

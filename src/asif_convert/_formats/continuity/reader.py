@@ -106,6 +106,9 @@ class _Reader:
         self.uses_runtime = False  # whether any record is acted by the synthesized runtime participant
         self.carried = False  # whether any record carries ASIF events or parts (which may reference more)
         self.calls: dict[str, str | None] = {}  # call id -> its branch, for dialect results (None: answered)
+        self.kinds: dict[str, str] = {}  # the id and kind of every event read so far
+        self.tasks: set[str] = set()  # the tasks of the task updates read so far
+        self.call_tools: dict[str, str] = {}  # call id -> the tool it calls (its name), for results that name it
         # branch -> (call id, tool) of the last dialect call made on it, if a message may answer it
         # by the tool's name alone (an OpenAI Chat legacy function_call), else None
         self.last_calls: dict[str, tuple[str, str] | None] = {}
@@ -306,6 +309,7 @@ class _Reader:
                 out += self._message(rec, self.ids.claim(rec["message_id"], "message"), len(out))
             else:
                 out.append(self._event(rec, self.ids.claim(rec["event_id"], "event"), len(out)))
+            self.kinds.update((ev.id, ev.kind) for ev in out[first:])
             if self.pointers is not None:
                 self.pointers.point(out[first:], rec)
         return out
@@ -374,6 +378,7 @@ class _Reader:
             answered.add(result.call_id)
         for call in split.calls:
             self.calls[call.call_id] = branch
+            self.call_tools[call.call_id] = call.name
         if split.calls:  # the last call made on the branch, if a message may answer it by its tool's name
             last_call = split.calls[-1]
             self.last_calls[branch] = (last_call.call_id, last_call.name) if last_call.call_id == split.by_name \
@@ -522,7 +527,8 @@ class _Reader:
             calls=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolCall)],
             results=[dump(ev.body) for ev in events if isinstance(ev.body, ir.ToolResult)],
             resources={r.id: self.codec.dump(r) for r in split.resources},
-            names={r.call_id: split.answers for r in split.results} if split.answers else {},
+            # the tool of the call each result answers, as the writer renders it from the tool's name
+            names={r.call_id: self.call_tools[r.call_id] for r in split.results if r.call_id in self.call_tools},
         )
         rendered = usage.insert(dialects.render(split.dialect, pieces, split.options), counters)
         return difference.diff(rendered, rec["content_json"])
@@ -568,10 +574,33 @@ class _Reader:
         if kind == rec["event_type"] or kind == "message" or not self.listed.event(rec["event_id"]):
             return None
         raw = {**rec["payload"], "id": eid, "sequence": seq, "kind": kind}
-        if not is_asif("event", raw) or any(k in raw for k in ("time", "execution_id")) or not self._bound(raw):
+        if not is_asif("event", raw) or any(k in raw for k in ("time", "execution_id")) \
+                or not self._resolves(raw) or not self._bound(raw):
             return None
         self.carried = True
+        if kind == "task_update":
+            self.tasks.add(raw["data"]["task_id"])
         return self.codec.load_event(raw)
+
+    def _resolves(self, raw: dict[str, Any]) -> bool:
+        """Whether a carried event's references to other events and tasks name records read
+        before it, as ASIF requires of them (causes once each, a correction of the same kind,
+        provenance inputs, task dependencies): an export written without a residual carries the
+        record alone, so one that names what the export no longer holds (an edit removed it)
+        stays an opaque continuity event, as an unbound result does (docs/decisions.md, 48)."""
+        causes = [c["event_id"] for c in raw.get("causes") or () if _local(c)]
+        if len(set(causes)) != len(causes) or any(c not in self.kinds for c in causes):
+            return False
+        prior = raw.get("supersedes")
+        if isinstance(prior, dict) and _local(prior) and self.kinds.get(prior["event_id"]) != raw["kind"]:
+            return False
+        inputs = raw["provenance"].get("inputs") or ()
+        if any(_local(i) and i["event_id"] not in self.kinds for i in inputs):
+            return False
+        data = raw["data"]
+        deps = data.get("dependencies") or () if raw["kind"] == "task_update" else ()
+        return len(set(deps)) == len(deps) and data.get("task_id") not in deps \
+            and all(d in self.tasks for d in deps)
 
     def _bound(self, raw: dict[str, Any]) -> bool:
         """Whether a carried result, resolution or call-bound request answers something earlier in
@@ -760,6 +789,11 @@ class _Reader:
 
 
 _NOTHING_IMPLIED: dict[str, Any] = {}
+
+
+def _local(ref: Any) -> bool:
+    """An event reference that names an event of this document (no session or capture)."""
+    return isinstance(ref, dict) and "session_id" not in ref and "capture_id" not in ref
 
 
 @cache

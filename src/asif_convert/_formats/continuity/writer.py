@@ -25,19 +25,25 @@ from asif_convert._formats.continuity import (
 from asif_convert._limits import json_in_text
 
 ROLES = ("user", "assistant", "tool")
+# A branch's created_at and updated_at when the session gives no time for it (both are required):
+# the Unix epoch, documented as "no time known", each use a time_unknown loss (docs/decisions.md, 49)
+NO_TIME = "1970-01-01T00:00:00Z"
 # the continuity-only fields a resource read from a native state or an artifact always carries
 _STATE_FIELDS = {"provider", "kind", "portable"}
 _ARTIFACT_FIELDS = {"branch_id", "kind", "metadata", "created_at"}
 
 
 def write(doc: ir.Document, codec: Codec, foreign: Callable[[str | None, str | None], None],
-          origins: dict[str, list[list[str]]] | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
+          origins: dict[str, list[list[str]]] | None = None,
+          untimed: list[str] | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """(the export, the records that carry ASIF data: ``{"messages": ids, "events": ids}``).
     ``foreign(ref_type, ref_id)`` is told of each node whose continuity state is not of the
     declared shape: it is written as if it had none (the residual carries it verbatim).
     ``origins``, when given, gets for each collection written the JSON Pointers of the ASIF
-    records each of its records came from, in order (for source pointers)."""
+    records each of its records came from, in order (for source pointers). ``untimed``, when
+    given, gets the ids of the branches written with ``NO_TIME`` (no time known)."""
     writer = _Writer(doc, codec, foreign, origins)
+    writer.untimed = untimed if untimed is not None else []
     export = writer.export()
     return export, {k: v for k, v in writer.carried.items() if v}
 
@@ -65,12 +71,14 @@ class _Writer:
         self.states: dict[int, dict[str, Any] | None] = {}  # id(node) -> its well-typed state
         self.carried: dict[str, list[str]] = {"messages": [], "events": []}  # records holding ASIF data
         self.written = {"messages": 0}  # records written so far
+        self.untimed: list[str] = []  # branches written with NO_TIME
         self.events_by_id = {e.id: e for e in doc.events}
         self.resources_by_id = {r.id: r for r in doc.resources}
         self.groups: dict[str, tuple[str, str, Any]] = {}  # anchor event id -> (role, text, content_json)
         self.grouped: set[str] = set()  # events a dialect split out of one message, but its anchor
         self.usage = usage.by_event(doc.extras.get("usage"))  # provider counters, by message anchor
         self.calls_by_id: dict[str, str] | None = None  # call id -> tool id, made when first needed
+        self.tool_names: dict[str, str] | None = None  # tool id -> its name, made when first needed
         for e in doc.events:
             self._claim_group(e)
         # IR id -> continuity id, where a collision renamed it on the way in
@@ -154,9 +162,12 @@ class _Writer:
         out["status"] = n.get("status", "active")
         out["metadata"] = n.get("metadata", {})
         # Continuity requires both timestamps; without a source value the branch's own event
-        # times are the closest evidence, and "unknown" says there is none.
-        out["created_at"] = n.get("created_at", times[0] if times else "unknown")
-        out["updated_at"] = n.get("updated_at", times[-1] if times else "unknown")
+        # times are the closest evidence, and NO_TIME (a timestamp a consumer can parse, that
+        # docs/mapping-asif-to-continuity.md documents as "no time known") says there is none.
+        out["created_at"] = n.get("created_at", times[0] if times else NO_TIME)
+        out["updated_at"] = n.get("updated_at", times[-1] if times else NO_TIME)
+        if NO_TIME in (out["created_at"], out["updated_at"]) and not times:
+            self.untimed.append(out["branch_id"])
         return out
 
     def message(self, ev: ir.Event) -> dict[str, Any]:
@@ -308,7 +319,7 @@ class _Writer:
         group = ([message] if message else []) + events["call"] + events["result"]
         texts = text_content.join([p.text for e in group for p in ir.parts_of(e.body) if isinstance(p, ir.TextPart)],
                                   n.get("text_of"), n.get("text_sep", ""))
-        calls = [self.codec.dump_body(e.body) for e in events["call"]]
+        calls = [self._named(self.codec.dump_body(e.body)) for e in events["call"]]
         role = n.get("role") or (message.body.role if message else "assistant" if calls else "tool")  # type: ignore[union-attr]
         results = [self.codec.dump_body(e.body) for e in events["result"]]
         body = self.codec.dump_body(message.body) if message else None
@@ -324,7 +335,7 @@ class _Writer:
         named = {p["resource_id"] for body in (*([{"parts": parts}] if parts else []), *results)
                  for p in _all_parts(body) if p.get("kind") in ("resource", "opaque")}
         resources = {r: self.codec.dump(self.resources_by_id[r]) for r in named if r in self.resources_by_id}
-        names = self._tool_names(results) if n.get("style", {}).get("k") else {}
+        names = self._tool_names(results)
         pieces = dialects.Pieces(role=role, parts=parts, calls=calls, results=results, resources=resources,
                                  names=names)
         rendered = usage.insert(dialects.render(n["dialect"], pieces, n.get("style", {})), self.usage.get(anchor, []))
@@ -332,20 +343,39 @@ class _Writer:
         return role, n.get("text_content", texts), content
 
     def _tool_names(self, results: list[dict[str, Any]]) -> dict[str, str]:
-        """The tools of the calls these results answer, by call id (the first call of an id)."""
+        """The names of the tools of the calls these results answer, by call id (the first call
+        of an id)."""
         if self.calls_by_id is None:
             self.calls_by_id = {}
             for e in self.doc.events:
                 if isinstance(e.body, ir.ToolCall):
                     self.calls_by_id.setdefault(e.body.call_id, e.body.tool_id)
-        return {r["call_id"]: self.calls_by_id[r["call_id"]] for r in results if r["call_id"] in self.calls_by_id}
+        return {r["call_id"]: self._name_of(self.calls_by_id[r["call_id"]]) for r in results
+                if r["call_id"] in self.calls_by_id}
+
+    def _name_of(self, tool_id: str) -> str:
+        """What the provider calls a tool: its declared ``name`` (an edit of it reaches every
+        call and result the dialects write), else its id."""
+        if self.tool_names is None:
+            self.tool_names = {}
+            for t in self.doc.tools:
+                if isinstance(t.name, str) and t.name:
+                    self.tool_names.setdefault(t.id, t.name)
+        return self.tool_names.get(tool_id, tool_id)
+
+    def _named(self, call: dict[str, Any]) -> dict[str, Any]:
+        """A dumped call whose ``tool_id`` is the tool's name, which the dialects write."""
+        name = self._name_of(call["tool_id"]) if isinstance(call.get("tool_id"), str) else None
+        return call if name is None or name == call["tool_id"] else {**call, "tool_id": name}
 
     def _first_release_group(self, n: dict[str, Any], members: dict[str, Any], role: str, texts: str,
                              body: Any, calls: list[Any], results: list[Any]) -> tuple[str, str, Any] | None:
         try:
             resources = [self.codec.dump(self.resources_by_id[r]) for r in members.get("res", ())]
             pieces = {"msg": [body] if body else [], "call": calls, "result": results, "res": resources}
-            return role, n.get("text_content", texts), dialects.fill(n["template"], pieces)
+            filled = dialects.fill(n["template"], pieces)
+            now = dialects.Pieces(role=role, parts=[], calls=calls, results=results, resources={})
+            return role, n.get("text_content", texts), dialects.restate(n["dialect"], filled, now)
         except (KeyError, IndexError, TypeError, ValueError):
             return None  # a placeholder that names no piece
 

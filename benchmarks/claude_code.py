@@ -1,0 +1,185 @@
+"""Claude Code transcripts: a large transcript whole-process against the msgspec floor on the same
+lines, and ``batch`` over many sessions in the client's own layout.
+
+    python benchmarks/claude_code.py [--mb 50] [--reps 3] [--sessions 1000] [--json OUT]
+
+- ``generate(path, mb)``: a deterministic transcript of the shapes the client writes (prompts,
+  responses split into one record per block sharing ``message.id``, tool results with their
+  ``toolUseResult``, progress, queue and last-prompt records), about ``mb`` MB.
+- ``floor``: ``python -c`` that reads the file, decodes and encodes every line with msgspec and
+  writes them: the least any reader of these lines does.
+- ``convert`` / ``convert+validate``: ``asif-convert convert FILE --to asif -o OUT --compact``
+  with ``--no-validate``, and without it; ``back``: the ASIF output written as claude-code again
+  (``--no-validate``). Each a fresh process under ``/usr/bin/time`` (wall, CPU, peak RSS),
+  the median of ``--reps``, each ratio against the floor of its own repetition.
+- ``batch``: ``--sessions`` small sessions (a tenth with a ``subagents/`` folder) in
+  ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --no-resume``
+  at ``-j 1`` and ``-j 2``: files per second (best of ``--reps``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from process import timed  # noqa: E402  (beside this file)
+
+MB = 1_000_000
+FLOOR = ("import sys, msgspec\n"
+         "d, e = msgspec.json.Decoder(), msgspec.json.Encoder()\n"
+         "lines = [e.encode(d.decode(x)) for x in open(sys.argv[1], 'rb').read().split(b'\\n') if x.strip()]\n"
+         "open(sys.argv[2], 'wb').write(b'\\n'.join(lines) + b'\\n')\n")
+SESSION = "5e55i0n0-0000-4000-8000-000000000000".replace("i", "1")
+_FILE = "import sys\n\n" + "".join(f"def f{i}(x):\n    return x * {i}  # line {i}\n\n" for i in range(60))
+
+
+def _records(session: str, turns: int, cwd: str = "/home/dev/project") -> list[dict]:
+    """``turns`` turns of a coding session: a prompt, a response of thinking, text and a Read call,
+    its result (the file, twice: the text and the client's toolUseResult), a progress record, the
+    final answer; a queue operation and a last-prompt record around each."""
+    out: list[dict] = []
+    parent = None
+    n = 0
+
+    def env(kind: str, **rest: object) -> dict:
+        nonlocal parent, n
+        n += 1
+        uuid = f"{session[:24]}{n:012d}"
+        rec = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": session,
+               "version": "2.1.197", "gitBranch": "main", "type": kind, **rest, "uuid": uuid,
+               "timestamp": f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
+        parent = uuid
+        return rec
+
+    usage = {"input_tokens": 1200, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 800,
+             "output_tokens": 90, "service_tier": "standard"}
+    for t in range(turns):
+        out.append({"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:00.000Z",
+                    "sessionId": session, "content": f"step {t}"})
+        out.append(env("user", message={"role": "user", "content": f"Please look at module {t} and fix f{t % 60}."}))
+        mid, call = f"msg_{session[:8]}{t:08d}", f"toolu_{session[:8]}{t:08d}"
+        for block in ({"type": "thinking", "thinking": f"Module {t} needs a look. " * 8, "signature": "EqQB" * 20},
+                      {"type": "text", "text": f"I'll read module {t} first."},
+                      {"type": "tool_use", "id": call, "name": "Read", "input": {"file_path": f"{cwd}/m{t}.py"}}):
+            out.append(env("assistant", message={"id": mid, "type": "message", "role": "assistant",
+                                                 "model": "claude-sonnet-4-5", "content": [block],
+                                                 "stop_reason": None, "stop_sequence": None, "usage": usage},
+                           requestId=f"req_{t}"))
+        numbered = "".join(f"{i + 1}\t{line}\n" for i, line in enumerate(_FILE.splitlines()))
+        out.append(env("user", message={"role": "user", "content": [
+            {"tool_use_id": call, "type": "tool_result", "content": numbered}]},
+            toolUseResult={"type": "text", "file": {"filePath": f"{cwd}/m{t}.py", "content": _FILE,
+                                                    "numLines": 180, "startLine": 1, "totalLines": 180}}))
+        out.append(env("progress", data={"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "lint"},
+                       toolUseID=call))
+        out.append(env("assistant", message={"id": mid + "b", "type": "message", "role": "assistant",
+                                             "model": "claude-sonnet-4-5",
+                                             "content": [{"type": "text", "text": f"Fixed f{t % 60}."}],
+                                             "stop_reason": "end_turn", "stop_sequence": None, "usage": usage}))
+        out.append({"type": "last-prompt", "lastPrompt": f"step {t}", "leafUuid": parent, "sessionId": session})
+    return out
+
+
+def _write(path: Path, records: list[dict]) -> None:
+    path.write_bytes(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in records))
+
+
+def generate(path: Path, mb: float) -> None:
+    one = len(b"".join(json.dumps(r).encode() for r in _records(SESSION, 10))) / 10
+    _write(path, _records(SESSION, max(1, int(mb * MB / one))))
+
+
+def generate_projects(root: Path, sessions: int) -> None:
+    """``sessions`` sessions of a few turns, ten per project folder; every tenth with a subagent."""
+    for k in range(sessions):
+        sid = f"{k:08d}-0000-4000-8000-000000000000"
+        folder = root / f"-home-dev-project-{k // 10}"
+        folder.mkdir(parents=True, exist_ok=True)
+        _write(folder / f"{sid}.jsonl", _records(sid, 3))
+        if k % 10 == 0:
+            (folder / sid / "subagents").mkdir(parents=True)
+            _write(folder / sid / "subagents" / "agent-a1.jsonl",
+                   [dict(r, isSidechain=True, agentId="a1") for r in _records(sid[:9] + "a", 1)])
+
+
+def large(cli: str, path: Path, reps: int) -> dict:
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        asif, back = Path(tmp) / "o.asif.json", Path(tmp) / "o.jsonl"
+        runs: dict[str, list[dict]] = {k: [] for k in ("floor", "convert", "convert+validate", "back")}
+        for _ in range(reps):
+            runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(Path(tmp) / "floor")]))
+            runs["convert"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif), "--compact",
+                                          "--no-validate"]))
+            runs["convert+validate"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif),
+                                                   "--compact"]))
+            runs["back"].append(timed([cli, "convert", str(asif), "--to", "claude-code", "-o", str(back),
+                                       "--no-validate"]))
+        size = path.stat().st_size
+        for name, got in runs.items():
+            ratios = [r["wall"] / f["wall"] for r, f in zip(got, runs["floor"], strict=True)]
+            cpu = [r["cpu"] / f["cpu"] for r, f in zip(got, runs["floor"], strict=True)]
+            out[name] = {"wall": statistics.median(r["wall"] for r in got), "x_floor": statistics.median(ratios),
+                         "cpu": statistics.median(r["cpu"] for r in got), "cpu_x_floor": statistics.median(cpu),
+                         "rss_x_input": statistics.median(r["rss_kib"] * 1024 / size for r in got)}
+        out["exact"] = back.read_bytes() == path.read_bytes()
+    return out
+
+
+def batch(cli: str, sessions: int, reps: int, workers: list[int]) -> dict:
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "projects"
+        generate_projects(root, sessions)
+        for j in workers:
+            best = min(_batch_once(cli, root, Path(tmp) / f"out{j}", j) for _ in range(reps))
+            out[f"-j {j}"] = {"seconds": best, "files_per_s": sessions / best}
+        made = sorted((Path(tmp) / f"out{workers[0]}").rglob("*.asif.json"))
+        out["outputs"] = len(made)
+    return out
+
+
+def _batch_once(cli: str, root: Path, outdir: Path, j: int) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([cli, "batch", str(root), "-o", str(outdir), "--to", "asif", "-j", str(j), "-q", "--no-resume"],
+                   check=True)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=float, default=50)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--data", default=str(HERE / "data"))
+    ap.add_argument("--cli", default=shutil.which("asif-convert") or str(Path(sys.executable).parent / "asif-convert"))
+    ap.add_argument("--json", help="also write the raw figures here")
+    args = ap.parse_args(argv)
+    data = Path(args.data)
+    data.mkdir(exist_ok=True)
+    path = data / f"claude-code-{args.mb:g}mb.jsonl"
+    if not path.exists():
+        generate(path, args.mb)
+    figures = {"input_bytes": path.stat().st_size, "large": large(args.cli, path, args.reps),
+               "batch": batch(args.cli, args.sessions, args.reps, args.workers), "sessions": args.sessions,
+               "cpus": os.cpu_count()}
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

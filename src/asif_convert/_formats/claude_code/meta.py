@@ -1,0 +1,96 @@
+"""What a transcript says about its session beyond the conversation: the capture, the working
+directories and git branches (environments), the client versions and permission modes
+(configurations), and the coverage of each ASIF scope."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from asif_convert import ir
+from asif_convert._formats.claude_code import NAMESPACE
+from asif_convert._lines import Lines
+
+_encode = msgspec.json.Encoder().encode
+
+
+def capture(lines: Lines, session_id: str, version: str) -> ir.Capture:
+    """A capture whose id is derived from the records' values (the same transcript, the same id)."""
+    h = hashlib.sha256()
+    for _, v in lines.records:
+        h.update(_encode(v))
+        h.update(b"\n")
+    cut = next((p.line for p in lines.problems if p.rule == "truncated"), None)
+    boundary = f"The Claude Code transcript of session {session_id}: {len(lines.records)} records"
+    boundary += f"; its last line ({cut}) was cut and is not part of it." if cut is not None else "."
+    return ir.Capture(id=f"claude-code:{h.hexdigest()[:32]}",
+                      producer=ir.Producer(name="asif-convert", version=version),
+                      consistency="partial" if cut is not None else "unknown", boundary=boundary)
+
+
+def _distinct(values: Iterable[Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    seen: dict[bytes, dict[str, Any]] = {}
+    for v in values:
+        if isinstance(v, dict) and v.get("type") in ("user", "assistant"):
+            picked = {k: v[k] for k in keys if isinstance(v.get(k), str)}
+            if picked:
+                seen.setdefault(_encode(picked), picked)
+    return list(seen.values())
+
+
+def environments(values: Iterable[Any]) -> list[dict[str, Any]]:
+    """Each working directory (with its git branch) the records name: a workspace. A recorded path
+    is metadata: it is never opened."""
+    out = []
+    for k, found in enumerate(_distinct(values, ("cwd", "gitBranch"))):
+        where = found.get("cwd", "an unrecorded directory")
+        branch = f" on git branch {found['gitBranch']}" if "gitBranch" in found else ""
+        out.append({"id": f"workspace-{k + 1}", "kind": "workspace",
+                    "description": f"Claude Code's working directory {where}{branch}.", "resource_ids": [],
+                    "requirements": [], "definition": {"dialect": NAMESPACE, "value": found}})
+    return out
+
+
+def configurations(values: Iterable[Any]) -> list[dict[str, Any]]:
+    """Each client version and permission mode the records name: what is known of the client."""
+    out = []
+    for k, found in enumerate(_distinct(values, ("version", "permissionMode"))):
+        policies = [{"id": "permission-mode", "type": f"{NAMESPACE}:permissionMode",
+                     "definition": found["permissionMode"], "enforcing": True}] if "permissionMode" in found else []
+        capabilities = [{"id": "client", "type": f"{NAMESPACE}:client", "definition": {"version": found["version"]},
+                         "resource_ids": [], "required": False}] if "version" in found else []
+        out.append({"id": f"client-{k + 1}", "instructions": [], "capabilities": capabilities, "policies": policies,
+                    "secret_requirements": [], "knowledge": "partial"})
+    return out
+
+
+def coverage(doc: ir.Document, cut: bool) -> list[ir.Coverage]:
+    def some(items: Any, yes: str, no: str = "known_empty") -> str:
+        return yes if items else no
+
+    said = {
+        "participants": ("complete", "The user, the model, the client and each subagent, from record types and roles."),
+        "conversation": ("partial" if cut else "complete",
+                         "Every record of the transcript" + (" but its cut last line." if cut else ".")),
+        "branches": ("complete", "The parentUuid tree: the branch Claude Code resumes, each edited or rewound prompt "
+                                 "and each sidechain."),
+        "executions": (some(doc.executions, "partial"), "One execution per model response, with its model."),
+        "contexts": (some(doc.contexts, "partial", "unavailable"),
+                     "Transcripts do not record what the model saw; compactions are contexts."),
+        "configuration": (some(doc.extras.get("configurations"), "partial", "unavailable"),
+                          "The client version and permission mode; instructions and settings are not recorded."),
+        "tools": (some(doc.tools, "partial", "unavailable"), "Tools are known by their calls; definitions are "
+                                                              "not recorded."),
+        "decisions": ("unavailable", "Permission prompts are not recorded as such."),
+        "tasks": ("unavailable", "Task lists are tool calls (TodoWrite), not task records."),
+        "resources": (some(doc.resources, "complete"), "Images and documents of the messages."),
+        "environment": (some(doc.extras.get("environments"), "partial", "unavailable"),
+                        "Working directories and git branches, as recorded."),
+        "native": ("partial", "Client records with no ASIF concept are extension events; record envelopes are kept "
+                              "under claude-code/1."),
+        "usage": (some(doc.extras.get("usage"), "complete"), "The usage of each model response."),
+    }
+    return [ir.Coverage(scope=s, status=said[s][0], detail=said[s][1]) for s in ir.SCOPES]  # type: ignore[arg-type]

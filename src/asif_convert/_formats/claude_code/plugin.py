@@ -1,0 +1,57 @@
+"""The claude-code format: Claude Code's session transcripts, one JSON record per line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asif_convert import ir
+from asif_convert._errors import Problem
+from asif_convert._formats.claude_code import NAMESPACE, TABLE, reader, writer
+from asif_convert._lines import Lines
+from asif_convert._mapping import MappingTable, load_table
+from asif_convert.plugin import Context
+
+# Record types of every client since 1.0 (agent-sessions.md): one of them with an envelope key
+# among the first records tells a transcript.
+_TYPES = ("user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
+          "last-prompt", "attachment", "permission-mode", "custom-title", "ai-title")
+_ENVELOPE = ("uuid", "sessionId", "leafUuid", "messageId")
+
+
+class ClaudeCodeFormat:
+    name = "claude-code"
+    description = "Claude Code session transcript (JSON Lines, ~/.claude/projects/*/*.jsonl)"
+    extension = ".jsonl"
+    namespace = NAMESPACE
+    shape = "lines"
+
+    @property
+    def mapping_tables(self) -> tuple[MappingTable, ...]:
+        return (load_table(TABLE),)
+
+    def detect(self, first: list[Any]) -> bool:
+        return any(isinstance(v, dict) and v.get("type") in _TYPES and any(k in v for k in _ENVELOPE) for v in first)
+
+    def validate(self, lines: Lines) -> list[Problem]:
+        """A record is a JSON object; anything inside it the reader cannot map is kept verbatim."""
+        problems = [Problem(rule="schema", path="", line=line, message=(
+            "expected a Claude Code record (a JSON object with a type)")) for line, v in lines.records
+            if not isinstance(v, dict)]
+        if not lines.records:
+            problems.append(Problem(rule="schema", path="", message=(
+                "no complete record: the transcript is empty" if not lines.problems else
+                "no complete record: nothing but its cut or broken lines")))
+        return problems
+
+    def companions(self, file_name: str, lines: Lines) -> tuple[list[str], list[str]]:
+        """The files that belong with a session (its subagents' transcripts): folders to list, files to read."""
+        return reader.companions(file_name, lines)
+
+    def read(self, lines: Lines, ctx: Context) -> ir.Document:
+        return reader.read(lines, ctx.ledger(TABLE), release=ctx.release_input)
+
+    def write(self, doc: ir.Document, ctx: Context) -> list[Any]:
+        return writer.write(doc, ctx.ledger(TABLE))
+
+
+FORMAT = ClaudeCodeFormat()

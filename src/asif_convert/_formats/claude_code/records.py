@@ -1,0 +1,281 @@
+"""The records an IR session read from Claude Code stands for, rendered from its events.
+
+Each event that holds records (its ``claude-code/1`` home lists them) is rendered into them:
+the model response's blocks through the Anthropic dialect, cut into the records that held them;
+the envelope taken from the record of the same type before it (records repeat their cwd, version,
+session and client ids), the parent from the record before, the uuid and timestamp from the
+event. The reader keeps, per record, only the difference between that rendering and the record
+itself, so the rendering plus the difference is the record, value for value."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import msgspec
+
+from asif_convert import ir
+from asif_convert._dialects import anthropic
+from asif_convert._dialects import usage as usage_counters
+from asif_convert._dialects.common import CLIENT_RECORDS, Pieces
+from asif_convert._dialects.difference import apply
+from asif_convert._formats.claude_code import NAMESPACE
+
+TOOL_USE_RESULT = f"{NAMESPACE}:toolUseResult"  # structured-part schema of a result's toolUseResult
+assert TOOL_USE_RESULT in CLIENT_RECORDS  # (never model input: request leaves it out)
+RECORD_TYPE = f"{NAMESPACE}:"  # prefix of an extension event's type: the record type follows
+SUMMARY_CATEGORY = "compaction_summary"  # the note that holds a compaction's summary
+# Envelope keys a record's own events say (or that belong to one record only): not taken from
+# the record before.
+_OWN = ("parentUuid", "uuid", "timestamp", "message", "type", "toolUseResult", "sourceToolAssistantUUID")
+
+
+class Slot(msgspec.Struct, omit_defaults=True):
+    """One record an event stands for: its position among the file's records (``n``), how many
+    content blocks of the event's group it held (``b``), and the difference (``d``) between its
+    rendering and the record."""
+
+    n: int
+    b: int = 1
+    d: Any = None
+    f: str | None = None  # the companion file it is in (a subagent's transcript), None for the session's own
+
+
+class Home(msgspec.Struct, omit_defaults=True):
+    """An event's ``claude-code/1`` value: the records it stands for (``r``), how many events
+    after it belong to its group (``g``: one model response's message, calls; one record's
+    results), and the dialect's style options of the group's content (``o``)."""
+
+    r: list[Slot]
+    g: int = 0
+    o: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+_home = msgspec.convert
+
+
+def home_of(event: ir.Event) -> Home | None:
+    value = event.native.get(NAMESPACE) if event.native else None
+    if not isinstance(value, dict):
+        return None
+    try:
+        return _home(value, Home)
+    except msgspec.ValidationError:  # foreign data under our name: not ours
+        return None
+
+
+class Partial(msgspec.Struct):
+    """A record as its events say it, before the envelope: what ``finish`` completes."""
+
+    n: int
+    f: str | None
+    kind: str  # the record's type
+    message: dict[str, Any] | None  # the message (None: an extension record, ``verbatim`` is it)
+    uuid: str | None
+    time: str | None
+    tool_use_result: Any = msgspec.UNSET
+    verbatim: Any = None
+    diff: Any = None
+    source: str | None = None  # a result's record: the uuid of the record holding its call
+    counters: Any = None  # an assistant record's usage counters (the response's)
+
+
+class Index:
+    """What rendering needs of the whole session: resources by id, usage by event, executions."""
+
+    def __init__(self, doc: ir.Document | None = None) -> None:
+        """Of a whole document; or, with none, empty, for a reader to fill as it goes."""
+        doc = doc or ir.Document(session=ir.Session(id="-"))
+        self.resources = {r.id: msgspec.to_builtins(r) for r in doc.resources}
+        self.usage = usage_counters.by_event(doc.extras.get("usage"))
+        self.executions = {x.id: x for x in doc.executions}
+        self.calls = {ev.body.call_id: ev.id for ev in doc.events if isinstance(ev.body, ir.ToolCall)}
+
+
+def groups(events: list[ir.Event]) -> Iterator[tuple[Home, list[ir.Event]]]:
+    """Each event with records, and the events of its group."""
+    i = 0
+    while i < len(events):
+        home = home_of(events[i])
+        if home is None:
+            i += 1
+            continue
+        yield home, events[i:i + 1 + home.g]
+        i += 1 + home.g
+
+
+def partials(home: Home, members: list[ir.Event], index: Index) -> list[Partial]:
+    """The records of one group, as its events say them."""
+    first = members[0]
+    body = first.body
+    if isinstance(body, ir.Extension):
+        return [Partial(n=home.r[0].n, f=home.r[0].f, kind=_record_type(body), message=None, uuid=None, time=None,
+                        verbatim=body.value, diff=home.r[0].d)]
+    role = "assistant" if first.actor_id == "claude" or (isinstance(body, ir.Message) and body.role == "assistant") \
+        or isinstance(body, ir.ToolCall) else "user"
+    pieces, results = _pieces(role, members, index)
+    if isinstance(body, ir.Note):  # a compaction summary: the user record that holds it
+        pieces.parts = [msgspec.to_builtins(p) for p in body.parts]
+        role = "user"
+    blocks = anthropic.render(pieces, home.o)
+    content: Any = blocks
+    if role == "user" and home.o.get("str") and len(blocks) == 1 and blocks[0].get("type") == "text":
+        content = blocks[0]["text"]
+    if role == "user":
+        message = {"role": "user", "content": content}
+        tur = next((p.value for r in results for p in r.parts
+                    if isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT), msgspec.UNSET)
+        slot = home.r[0]
+        return [Partial(n=slot.n, f=slot.f, kind="user:result" if results else "user", message=message, uuid=first.id,
+                        time=_time(first), tool_use_result=tur, diff=slot.d,
+                        source=index.calls.get(results[0].call_id) if results else None)]
+    return _assistant(home, members, blocks, index)
+
+
+def _record_type(body: ir.Extension) -> str:
+    return body.type.removeprefix(RECORD_TYPE) if body.type.startswith(RECORD_TYPE) else body.type
+
+
+def _time(event: ir.Event) -> str | None:
+    return event.time if isinstance(event.time, str) else None
+
+
+def _pieces(role: str, members: list[ir.Event], index: Index) -> tuple[Pieces, list[ir.ToolResult]]:
+    parts: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    typed: list[ir.ToolResult] = []
+    for ev in members:
+        body = ev.body
+        if isinstance(body, ir.Message):
+            parts += [msgspec.to_builtins(p) for p in body.parts]
+        elif isinstance(body, ir.ToolCall):
+            calls.append({"call_id": body.call_id, "tool_id": body.tool_id, "arguments": body.arguments})
+        elif isinstance(body, ir.ToolResult):
+            typed.append(body)
+            shown = [p for p in body.parts if not (isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT)]
+            results.append({"call_id": body.call_id, "outcome": body.outcome,
+                            "parts": [msgspec.to_builtins(p) for p in shown]})
+    return Pieces(role=role, parts=parts, calls=calls, results=results, resources=index.resources), typed
+
+
+def _assistant(home: Home, members: list[ir.Event], blocks: list[Any], index: Index) -> list[Partial]:
+    """A model response's records: its blocks cut into the records that held them, each with
+    the message's id, model and usage (the client repeats them on every piece)."""
+    first = members[0]
+    execution = index.executions.get(first.execution_id) if isinstance(first.execution_id, str) else None
+    model = execution.model.get("name") if execution is not None and isinstance(execution.model, dict) else None
+    native_id = execution.id.removeprefix("response:") if execution is not None else None
+    counters = index.usage.get(first.id, [])
+    calls = {ev.body.call_id: ev for ev in members if isinstance(ev.body, ir.ToolCall)}
+    out, start = [], 0
+    for k, slot in enumerate(home.r):
+        held = blocks[start:start + slot.b]
+        start += slot.b
+        anchor = next((calls[b["id"]] for b in held[:1] if b.get("type") == "tool_use" and b.get("id") in calls),
+                      first if k == 0 else None)
+        message: dict[str, Any] = {"id": native_id, "type": "message", "role": "assistant", "model": model,
+                                   "content": held, "stop_reason": None, "stop_sequence": None}
+        out.append(Partial(n=slot.n, f=slot.f, kind="assistant", message=message,
+                           uuid=anchor.id if anchor is not None else None,
+                           time=_time(anchor) if anchor is not None else _time(first), diff=slot.d,
+                           counters=counters))
+    return out
+
+
+class Envelope:
+    """Completes rendered records in file order: each takes its envelope from the last record of
+    its type, and its parent from the last record with a uuid."""
+
+    def __init__(self) -> None:
+        self.last_uuid: Any = None
+        self.template: dict[str, dict[str, Any]] = {}
+
+    def canonical(self, p: Partial) -> dict[str, Any]:
+        if p.message is None:
+            return p.verbatim if isinstance(p.verbatim, dict) else {"type": p.kind}
+        template = self.template.get(p.kind) or self.template.get(p.kind.partition(":")[0]) or \
+            self.template.get("*") or {}
+        own: dict[str, Any] = {"parentUuid": self.last_uuid, "type": p.kind.partition(":")[0],
+                               "message": self._message(p, template.get("message"))}
+        if p.uuid is not None:
+            own["uuid"] = p.uuid
+        if p.time is not None:
+            own["timestamp"] = p.time
+        if p.tool_use_result is not msgspec.UNSET:
+            own["toolUseResult"] = p.tool_use_result
+        if p.source is not None:
+            own["sourceToolAssistantUUID"] = p.source
+        # in the order of the record before: records of one type share their key order
+        record = {k: own[k] if k in own else v for k, v in template.items() if k in own or k not in _OWN}
+        for k, v in own.items():
+            record.setdefault(k, v)
+        return record
+
+    @staticmethod
+    def _message(p: Partial, like: Any) -> dict[str, Any]:
+        """An assistant message takes the keys of the one before (stop reasons, usage details),
+        with its own id, model, content and counters."""
+        message = p.message or {}
+        if p.kind != "assistant" or not isinstance(like, dict):
+            return usage_counters.insert(message, p.counters) if p.counters else message
+        out = {**like, **{k: message[k] for k in ("id", "model", "content")}}
+        for k in ("type", "role"):
+            out.setdefault(k, message[k])
+        if not p.counters:
+            out.pop("usage", None)
+        return usage_counters.insert(out, p.counters) if p.counters else out
+
+    def seen(self, record: Any, kind: str) -> None:
+        """The record as it is in the file (after its difference): what the next ones derive from."""
+        if not isinstance(record, dict):
+            return
+        if isinstance(record.get("uuid"), str):
+            self.last_uuid = record["uuid"]
+        if kind.partition(":")[0] in ("user", "assistant") and isinstance(record.get("message"), dict):
+            self.template[kind] = self.template[kind.partition(":")[0]] = self.template["*"] = record
+
+
+class FileOrder:
+    """The records of groups given in the order of their first record, put back in file order
+    (the session's own file, then each companion's): each as soon as those before it are, so
+    only the records a response's later pieces are waiting for are held at once."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[str, int, int, Partial]] = []
+        self.expected, self.tie = ("", 0), 0
+
+    def push(self, batch: list[Partial]) -> Iterator[Partial]:
+        for p in batch:
+            self.tie += 1
+            heapq.heappush(self.heap, (p.f or "", p.n, self.tie, p))
+        while self.heap and self.heap[0][:2] == self.expected:
+            self.expected = (self.expected[0], self.expected[1] + 1)
+            yield heapq.heappop(self.heap)[3]
+
+    def rest(self) -> Iterator[Partial]:
+        """What is still held (a companion's records, records an edit left without neighbours)."""
+        while self.heap:
+            yield heapq.heappop(self.heap)[3]
+
+
+def in_file_order(batches: Iterable[list[Partial]]) -> Iterator[Partial]:
+    order = FileOrder()
+    for batch in batches:
+        yield from order.push(batch)
+    yield from order.rest()
+
+
+def render(doc: ir.Document) -> list[tuple[int, Any]]:
+    """Every record of the session's own file its events stand for, with its position, in file
+    order (the records of its companion files are not part of it)."""
+    index = Index(doc)
+    batches = (partials(home, members, index) for home, members in groups(doc.events) if home.r[0].f is None)
+    envelope = Envelope()
+    out = []
+    for p in in_file_order(batches):
+        record = apply(envelope.canonical(p), p.diff)
+        envelope.seen(record, p.kind)
+        out.append((p.n, record))
+    return out

@@ -1,0 +1,63 @@
+"""The Codex CLI rollout format (``$CODEX_HOME/sessions/.../rollout-*.jsonl``), line-oriented.
+
+Both generations: the ``{timestamp, type, payload}`` lines, and the mid-2025 legacy file (a bare
+header, then bare Responses items). Reading: ``reader``; writing: ``writer``; docs/codex.md.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from asif_convert import ir
+from asif_convert._formats.codex import fresh, reader, writer
+from asif_convert.plugin import Context, Lines, MappingTable, Problem, load_mapping
+
+__all__ = ["FORMAT", "CodexFormat"]
+
+
+class CodexFormat:
+    name = "codex"
+    description = "Codex CLI rollout (JSONL under $CODEX_HOME/sessions/)"
+    extension = ".jsonl"
+    namespace = reader.NAMESPACE
+    shape = "lines"
+
+    @property
+    def mapping_tables(self) -> tuple[MappingTable, ...]:
+        """Its loss vocabulary (reading and writing), so ``--fail-on`` and ``formats`` know it."""
+        return _tables()
+
+    def detect(self, first: Any) -> bool:
+        # the decoded first records of a line-oriented input (a JSON document is not a rollout)
+        return isinstance(first, list) and bool(first) and reader.generation(first[0]) is not None
+
+    def validate(self, lines: Lines) -> list[Problem]:
+        problems = list(lines.problems)
+        if not lines.records:
+            return [*problems, Problem(rule="schema", path="", message="the rollout has no complete line")]
+        number, first = lines.records[0]
+        gen = reader.generation(first)
+        if gen is None:
+            problems.append(Problem(rule="schema", path="", line=number,
+                                    message="the first line is neither a session_meta line nor a legacy header"))
+            return problems
+        meta = first["payload"] if gen == "rollout" else first
+        if not (isinstance(meta.get("id"), str) and meta["id"]):
+            problems.append(Problem(rule="schema", path="/payload/id" if gen == "rollout" else "/id", line=number,
+                                    message="the session id is missing: expected a non-empty string"))
+        return problems
+
+    def read(self, lines: Lines, ctx: Context) -> ir.Document:
+        return reader.Reader(lines, ctx).read()
+
+    def write(self, doc: ir.Document, ctx: Context) -> list[Any]:
+        return writer.write(doc, ctx)
+
+
+@cache
+def _tables() -> tuple[MappingTable, ...]:
+    return load_mapping(reader.TABLE_PATH), load_mapping(fresh.TABLE_PATH)
+
+
+FORMAT = CodexFormat()

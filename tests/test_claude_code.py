@@ -1,0 +1,383 @@
+"""The claude-code format: every corpus transcript reads as a valid ASIF session and comes back
+record for record; what each record type becomes; cut and broken files; sessions of other
+formats written as transcripts the client resumes; goldens in both directions."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from asif_convert import InvalidInput, convert
+from asif_convert._registry import get
+
+from .agents.claude import jsonl_values
+from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS, GOLDEN
+
+TRANSCRIPTS = sorted((CORPUS / "claude-code").rglob("*.jsonl"))
+SESSIONS = {p.parent.name if p.parent.parent.name == "claude-code" else p.stem: p for p in TRANSCRIPTS
+            if not p.name.startswith("agent-") and p.parent.name != "subagents"}
+CC_GOLDEN = GOLDEN / "claude-code"
+
+
+records = jsonl_values  # the complete records of a transcript's bytes (a cut last line is none)
+
+
+def to_asif(path: Path) -> dict:
+    result = convert(path.read_bytes(), to="asif", name=path.name)
+    doc = json.loads(result.output)
+    assert get("asif").validate(doc) == []  # schema and semantic rules
+    return doc
+
+
+def back(doc: dict) -> bytes:
+    return convert(json.dumps(doc).encode(), to="claude-code").output
+
+
+def test_the_corpus_has_every_layout():
+    assert {"tools", "image", "fork", "subagent", "compact", "older-inline-sidechain", "older-agent-file",
+            "cut-last-line"} <= set(SESSIONS)
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: str(p.relative_to(CORPUS / "claude-code")))
+def test_a_transcript_comes_back_record_for_record(path):
+    doc = to_asif(path)
+    out = back(doc)
+    assert records(out) == records(path.read_bytes())
+    assert out.endswith(b"\n") and b"\n\n" not in out
+    if b"\r" not in path.read_bytes() and path.read_bytes().endswith(b"\n"):  # what the client wrote itself
+        assert out == path.read_bytes()
+
+
+def _events(doc: dict, kind: str | None = None) -> list[dict]:
+    return [e for e in doc["events"] if kind is None or e["kind"] == kind]
+
+
+def test_a_split_response_is_one_message_with_its_calls():
+    doc = to_asif(SESSIONS["tools"])
+    source = records(SESSIONS["tools"].read_bytes())
+    pieces = [r for r in source if r.get("type") == "assistant"]
+    responses = {r["message"]["id"] for r in pieces}
+    assert len(pieces) > len(responses)  # (the client split them)
+    messages = [e for e in _events(doc, "message") if e["actor_id"] == "claude"]
+    by_execution = {e.get("execution_id") for e in messages}
+    assert len(messages) == len(by_execution)  # one message per response at most
+    first = messages[0]
+    kinds = [p["kind"] for p in first["data"]["parts"]]
+    assert kinds[:2] == ["structured", "text"]  # thinking, then the text
+    assert first["data"]["parts"][0]["value"]["type"] == "thinking"
+    calls = [e for e in _events(doc, "tool_call") if e.get("execution_id") == first["execution_id"]]
+    assert len(calls) == 2  # the two parallel calls of that response
+    usage = [u for u in doc["usage"] if u["scope_id"] == first["id"]]
+    assert usage and all(u["counter"] == "delta" for u in usage)
+    assert len({u["scope_id"] for u in doc["usage"]}) == len(responses)  # usage once per response
+
+
+def test_tool_use_result_is_the_results_structured_part():
+    doc = to_asif(SESSIONS["tools"])
+    results = _events(doc, "tool_result")
+    assert results
+    for result in results:
+        kinds = [(p["kind"], p.get("schema")) for p in result["data"]["parts"]]
+        assert kinds[-1] == ("structured", "claude-code/1:toolUseResult")
+    failed = [r for r in results if r["data"]["outcome"] == "error"]
+    assert failed and failed[0]["data"]["parts"][0]["kind"] == "text"
+
+
+def test_every_other_record_is_an_extension_kept_verbatim_with_a_loss():
+    doc = to_asif(SESSIONS["tools"])
+    source = records(SESSIONS["tools"].read_bytes())
+    kept = _events(doc, "extension")
+    kinds = {r["type"] for r in source if r["type"] not in ("user", "assistant")}
+    assert {e["data"]["type"].removeprefix("claude-code/1:") for e in kept} >= kinds
+    assert all(e["data"]["value"] in source for e in kept)
+    lost = {loss["id"] for loss in doc["losses"]}
+    assert {f"translation:records[]:{k}" for k in kinds} <= lost
+
+
+def test_a_fork_is_a_branch_and_the_active_one_is_what_resume_continues():
+    doc = to_asif(SESSIONS["fork"])
+    source = records(SESSIONS["fork"].read_bytes())
+    branches = {b["id"]: b for b in doc["branches"]}
+    assert "main" in branches and any(b.startswith("fork:") for b in branches)
+    leaf = [r for r in source if r.get("type") == "last-prompt"][-1]["leafUuid"]
+    assert branches["main"]["head_event_id"] == leaf
+    prompts = [r for r in source if r.get("type") == "user" and isinstance(r["message"]["content"], str)]
+    parents = [p["parentUuid"] for p in prompts]
+    assert len(parents) > len(set(parents))  # two prompts under one parent
+    assert len([c for c in doc["checkpoints"]]) == len(branches)
+
+
+def test_a_compaction_is_a_context_whose_summary_stands_for_the_history():
+    doc = to_asif(SESSIONS["compact"])
+    notes = _events(doc, "note")
+    assert len(notes) == 1 and notes[0]["data"]["category"] == "compaction_summary"
+    assert not any(e["kind"] == "message" and e["id"] == notes[0]["id"] for e in doc["events"])
+    [context] = doc["contexts"]
+    assert context["at_event_id"] == notes[0]["id"] and context["inputs"][0]["transformation"] == "summary"
+    main = next(b for b in doc["branches"] if b["id"] == "main")
+    before = main["event_ids"][:main["event_ids"].index(notes[0]["id"])]
+    assert [s["event_id"] for s in context["inputs"][0]["source_events"]] == before
+    assert any(loss["kind"] == "summarization" for loss in doc["losses"])
+
+
+def test_client_texts_in_user_turns_are_the_clients():
+    doc = to_asif(SESSIONS["compact"])
+    by_actor = {}
+    for e in _events(doc, "message"):
+        if e["data"]["role"] == "user":
+            text = next((p["text"] for p in e["data"]["parts"] if p["kind"] == "text"), "")
+            by_actor.setdefault(e["actor_id"], []).append(text)
+    assert any(t.startswith("<local-command-stdout>") for t in by_actor["claude-code"])
+    assert not any(t.startswith(("<local-command", "Caveat:")) for t in by_actor.get("user", []))
+
+
+def test_an_inline_sidechain_is_a_subagent_with_its_own_branch():
+    doc = to_asif(SESSIONS["older-inline-sidechain"])
+    agents = [p for p in doc["participants"] if p["id"].startswith("subagent:")]
+    assert agents and agents[0]["kind"] == "agent" and agents[0]["parent_participant_id"] == "claude"
+    side = [b for b in doc["branches"] if b["id"].startswith("sidechain:")]
+    assert side and all(e not in next(b for b in doc["branches"] if b["id"] == "main")["event_ids"]
+                        for e in side[0]["event_ids"])
+
+
+def test_environments_and_configurations_come_from_the_envelope():
+    doc = to_asif(SESSIONS["tools"])
+    source = records(SESSIONS["tools"].read_bytes())
+    cwd = next(r["cwd"] for r in source if "cwd" in r)
+    assert any(env["definition"]["value"].get("cwd") == cwd for env in doc["environments"])
+    versions = {r["version"] for r in source if "version" in r}
+    assert {c["capabilities"][0]["definition"]["version"] for c in doc["configurations"]} == versions
+
+
+def test_a_cut_last_line_converts_what_is_complete_with_a_warning_and_a_loss():
+    path = SESSIONS["cut-last-line"]
+    result = convert(path.read_bytes(), to="asif", name=path.name)
+    lines = path.read_bytes().split(b"\n")
+    cut = len(lines)
+    assert [(w.rule, w.line, w.severity) for w in result.warnings] == [("truncated", cut, "warning")]
+    doc = json.loads(result.output)
+    assert any(loss["id"] == f"translation:records[].cut:line {cut}" for loss in doc["losses"])
+    assert doc["capture"]["consistency"] == "partial" and f"({cut})" in doc["capture"]["boundary"]
+
+
+def test_a_line_that_is_not_json_is_refused_naming_its_line():
+    data = SESSIONS["tools"].read_bytes().replace(b"\n", b"\n# a comment\n", 1)
+    with pytest.raises(InvalidInput) as caught:
+        convert(data, to="asif", name="s.jsonl", source="claude-code")
+    [problem] = caught.value.problems
+    assert problem.line == 2 and problem.rule == "json"
+    assert "line 2: /: not valid JSON" in str(caught.value)
+
+
+def test_a_record_that_is_not_an_object_is_refused_naming_its_line():
+    data = SESSIONS["tools"].read_bytes() + b"[1, 2]\n"
+    with pytest.raises(InvalidInput) as caught:
+        convert(data, to="asif", source="claude-code")
+    assert caught.value.problems[0].line == data.count(b"\n")
+
+
+def test_an_unknown_record_type_is_kept_and_comes_back():
+    data = SESSIONS["tools"].read_bytes() + b'{"type":"from-the-future","uuid":"x-1","parentUuid":null,"w":[1]}\n'
+    doc = json.loads(convert(data, to="asif").output)
+    [kept] = [e for e in doc["events"] if e["data"].get("type") == "claude-code/1:from-the-future"]
+    assert kept["data"]["value"]["w"] == [1]
+    assert records(back(doc)) == records(data)
+
+
+@pytest.mark.parametrize(("name", "agent"), [("subagent", "af0059d18e0803e9b"), ("older-agent-file", "5f3a9c1e")])
+def test_a_subagents_own_file_is_read_with_its_session_and_linked_to_its_call(name, agent):
+    path = SESSIONS[name]
+    result = convert(path, to="asif")
+    doc = json.loads(result.output)
+    assert get("asif").validate(doc) == []
+    branch = next(b for b in doc["branches"] if b["id"] == f"subagent:{agent}")
+    by_id = {e["id"]: e for e in doc["events"]}
+    first = by_id[branch["event_ids"][0]]
+    [cause] = first["causes"]
+    call = by_id[cause["event_id"]]
+    assert call["kind"] == "tool_call" and call["data"]["tool_id"] in ("Task", "Agent")
+    assert any(by_id[e]["actor_id"] == f"subagent:{agent}" for e in branch["event_ids"])
+    back_out = convert(json.dumps(doc).encode(), to="claude-code")
+    assert records(back_out.output) == records(path.read_bytes())  # the session's own file
+    assert "companion_not_written" in back_out.loss_counts()
+
+
+def test_an_inline_sidechain_is_linked_to_its_task_call():
+    doc = to_asif(SESSIONS["older-inline-sidechain"])
+    side = next(b for b in doc["branches"] if b["id"].startswith("sidechain:"))
+    first = next(e for e in doc["events"] if e["id"] == side["event_ids"][0])
+    assert [c["event_id"] for c in first["causes"]] == [
+        e["id"] for e in doc["events"] if e["kind"] == "tool_call" and e["data"]["tool_id"] == "Task"]
+
+
+def test_a_subagents_folder_reached_through_a_link_is_not_read(tmp_path):
+    path = SESSIONS["subagent"]
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    (tmp_path / path.stem).symlink_to(path.parent / path.stem)  # the session's folder, elsewhere
+    doc = json.loads(convert(copy, to="asif").output)
+    assert not any(b["id"].startswith("subagent:") for b in doc["branches"])
+
+
+# -- sessions of other formats, written for Claude Code --------------------------------------------
+
+FOREIGN = [*CONTINUITY_FILES, *ASIF_EXAMPLES]
+
+
+def _resumable(out: list[dict]) -> None:
+    """What `claude --resume` needs (agent-sessions.md): one uuid chain, a timestamp on the leaf,
+    a model on assistant records, content as lists, every call answered."""
+    parent = None
+    for rec in out:
+        assert rec["parentUuid"] == parent and rec["type"] in ("user", "assistant")
+        parent = rec["uuid"]
+        assert isinstance(rec["message"]["content"], list) and rec["message"]["content"]
+        if rec["type"] == "assistant":
+            assert isinstance(rec["message"]["model"], str) and rec["message"]["model"]
+    assert "timestamp" in out[-1]
+    calls = {b["id"] for r in out for b in r["message"]["content"] if b["type"] == "tool_use"}
+    results = {b["tool_use_id"] for r in out for b in r["message"]["content"] if b["type"] == "tool_result"}
+    assert calls == results
+
+
+@pytest.mark.parametrize("path", FOREIGN, ids=lambda p: p.stem)
+def test_any_session_is_written_as_a_transcript_the_client_resumes(path):
+    try:
+        result = convert(path.read_bytes(), to="claude-code", name=path.name)
+    except InvalidInput as exc:  # nothing to resume: refused, saying so
+        assert "nothing in this session can be a Claude Code transcript" in str(exc)
+        return
+    out = records(result.output)
+    _resumable(out)
+    kinds = result.loss_counts()
+    assert "identity_change" in kinds  # record uuids were made
+    if any(r["type"] == "assistant" and r["message"]["model"] == "<synthetic>" for r in out):
+        assert kinds["model_unknown"] >= 1
+
+
+def test_thinking_travels_only_from_claude_with_its_signature():
+    doc = to_asif(SESSIONS["tools"])
+    out = records(back_foreign(doc))
+    thinking = [b for r in out for b in r["message"]["content"] if b["type"] == "thinking"]
+    assert thinking and all(b["signature"] for b in thinking)
+    for e in doc["events"]:
+        for p in e["data"].get("parts", []):
+            if p.get("kind") == "structured" and isinstance(p["value"], dict) and p["value"].get("type") == "thinking":
+                del p["value"]["signature"]
+    doc.pop("claude-code/1")  # (as from another format)
+    result = convert(json.dumps(doc).encode(), to="claude-code")
+    assert "reasoning_dropped" in result.loss_counts()
+
+
+def back_foreign(doc: dict) -> bytes:
+    """Written as a session of another origin would be: without what says it came from Claude Code."""
+    doc = json.loads(json.dumps(doc))
+    doc.pop("claude-code/1")
+    return convert(json.dumps(doc).encode(), to="claude-code").output
+
+
+def test_a_session_read_from_claude_code_written_as_foreign_keeps_the_active_history():
+    doc = to_asif(SESSIONS["tools"])
+    out = records(back_foreign(doc))
+    _resumable(out)
+    source = records(SESSIONS["tools"].read_bytes())
+    said = [r["message"]["content"] for r in source if r.get("type") == "user" and isinstance(
+        r["message"]["content"], str)]
+    written = [b["text"] for r in out if r["type"] == "user" for b in r["message"]["content"] if b["type"] == "text"]
+    assert said == written
+
+
+def test_a_timestamp_is_never_presented_as_recorded():
+    session = json.loads(ASIF_EXAMPLES[0].read_bytes())
+    for e in session["events"]:
+        e.pop("time", None)
+    result = convert(json.dumps(session).encode(), to="claude-code")
+    out = records(result.output)
+    if out:
+        assert [r for r in out if "timestamp" in r] == [out[-1]]
+        assert result.loss_counts()["synthesized_timestamp"] == 1
+
+
+# -- goldens ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(SESSIONS))
+def test_matches_golden_to_asif(name):
+    """Regenerate with ASIF_UPDATE_GOLDEN=1 after an intended change, and review the diff."""
+    out = convert(SESSIONS[name], to="asif", name=SESSIONS[name].name).output  # (with its subagents' files)
+    _golden(CC_GOLDEN / f"{name}.asif.json", out)
+
+
+GOLDEN_FOREIGN = [p for p in FOREIGN if p.stem in ("03-anthropic-tools", "14-mixed-everything")]
+
+
+@pytest.mark.parametrize("path", GOLDEN_FOREIGN, ids=lambda p: p.stem)
+def test_matches_golden_to_claude_code(path):
+    out = convert(path.read_bytes(), to="claude-code").output
+    _golden(CC_GOLDEN / f"{path.stem}.jsonl", out)
+
+
+def _golden(path: Path, out: bytes) -> None:
+    if os.environ.get("ASIF_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(out)
+    assert path.read_bytes() == out
+
+
+def test_no_golden_without_source():
+    names = {p.name.removesuffix(".asif.json") for p in CC_GOLDEN.glob("*.asif.json")}
+    assert names == set(SESSIONS)
+    assert {p.stem for p in CC_GOLDEN.glob("*.jsonl")} == {p.stem for p in GOLDEN_FOREIGN}
+
+
+# -- archives of sessions --------------------------------------------------------------------------
+
+def test_batch_finds_sessions_in_the_clients_layout_and_resumes(tmp_path):
+    import shutil
+
+    from asif_convert.batch import migrate
+
+    projects = tmp_path / "projects"
+    for name in ("tools", "subagent", "older-agent-file", "cut-last-line"):
+        shutil.copytree(SESSIONS[name].parent, projects / f"-tmp-{name}")
+    out = tmp_path / "out"
+    summary = migrate([projects], out, to="asif", workers=0).summary
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*.asif.json"))
+    assert written == sorted(f"-tmp-{name}/{SESSIONS[name].stem}.asif.json"
+                             for name in ("tools", "subagent", "older-agent-file", "cut-last-line"))
+    assert summary.counts.get("ok") == 4  # a session with its subagent files is one input
+    doc = json.loads((out / f"-tmp-subagent/{SESSIONS['subagent'].stem}.asif.json").read_text())
+    assert any(b["id"].startswith("subagent:") for b in doc["branches"])
+    again = migrate([projects], out, to="asif", workers=0).summary
+    assert again.counts == {"unchanged": 4}
+
+
+# -- the request that continues a transcript -------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["tools", "fork", "image", "subagent"])
+def test_request_continues_what_the_client_would(name):
+    """The active branch holds every parallel call's result (the client gives each result its own
+    call's record as parent), and the request carries what the model saw: each tool_result's
+    content, never the client's toolUseResult copy."""
+    from asif_convert import request
+
+    path = SESSIONS[name]
+    body = request(path.read_bytes(), provider="anthropic-messages").body
+    sent = [b for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])]
+    source = records(path.read_bytes())
+    leaf = [r for r in source if r.get("type") == "last-prompt"][-1]["leafUuid"]
+    by_uuid = {r["uuid"]: r for r in source if "uuid" in r}
+    chain, at = [], leaf
+    while at in by_uuid:
+        chain.append(by_uuid[at])
+        at = by_uuid[at].get("parentUuid")
+    calls = {b["id"] for r in chain if r["type"] == "assistant" for b in r["message"]["content"]
+             if b["type"] == "tool_use"}
+    recorded = {b["tool_use_id"]: b for r in source if r.get("type") == "user" and isinstance(
+        r["message"]["content"], list) for b in r["message"]["content"] if b.get("type") == "tool_result"}
+    results = {b["tool_use_id"]: b for b in sent if b["type"] == "tool_result"}
+    assert set(results) == calls  # every call of the resumed history, answered
+    for call_id, block in results.items():
+        assert block["content"] == recorded[call_id]["content"]
