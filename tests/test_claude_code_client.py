@@ -13,7 +13,8 @@ additions, each identified exactly).
   names the event it came from; and so does every corpus/claude-code transcript as ASIF without
   the claude-code namespace (real content, written by the writer from ASIF alone).
 
-The suite runs one client at a time (the machine has two cores); each run takes 1-3 s.
+The suite runs one client at a time (a run takes 1-3 s, mostly the client starting); side by
+side they would only compete for the cores a CI machine has.
 """
 
 from __future__ import annotations
