@@ -82,7 +82,7 @@ def test_credentials_are_in_no_task_the_scheduler_holds(s3, endpoint, scheduler)
 
 def test_every_worker_killed_stops_resumably_and_a_worker_back_resumes(s3, endpoint, services, tmp_path):
     address, (worker,) = services.scheduler(workers=1)
-    files = _exports(copies=8)
+    files = _exports(copies=12)
     expected = _local_batch(tmp_path, files)
 
     def start(bucket: str, *extra: str) -> tuple[list[str], subprocess.Popen[str]]:
@@ -90,7 +90,7 @@ def test_every_worker_killed_stops_resumably_and_a_worker_back_resumes(s3, endpo
         args = [f"s3://{bucket}/in/", "-o", f"s3://{bucket}/out/", "--to", "asif", "--scheduler", address, "-q",
                 *extra, *_flags(endpoint)]
         proc = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_for_outputs(s3, f"{bucket}/out", proc, at_least=2)
+        _wait_for_outputs(s3, f"{bucket}/out", proc, at_least=1)
         return args, proc
 
     # every worker dies and one comes back while the batch waits: it takes the work up again
