@@ -27,6 +27,10 @@ def _connect(address: str, timeout: float) -> Any:
     is made in a thread that is left behind (a daemon) when it does not finish in time."""
     made: list[Any] = []
     failed: list[BaseException] = []
+    # What the client's connections say (tracebacks of streams closed under a gather as workers
+    # die) is not for the user: the batch says what each file became, and why it stops.
+    for name in ("distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
     def attempt() -> None:
         try:
@@ -53,10 +57,6 @@ class Cluster:
         self.address = address
         self.no_worker_timeout, self.stall_timeout = no_worker_timeout, stall_timeout
         self._no_worker_since: float | None = None
-        # What the client's connections say as workers die (tracebacks of streams closed under a
-        # gather) is not for the user: the batch says what each file became, and why it stops.
-        for name in ("distributed", "tornado"):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
         self.client: Any = _connect(address, timeout)
         try:
             self.client.wait_for_workers(1, timeout=timeout)
