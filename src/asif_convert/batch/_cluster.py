@@ -29,8 +29,9 @@ def _connect(address: str, timeout: float) -> Any:
     failed: list[BaseException] = []
     # What the client's connections say (tracebacks of streams closed under a gather as workers
     # die) is not for the user: the batch says what each file became, and why it stops.
-    for name in ("distributed", "tornado"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+    for name in ["distributed", "tornado", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] in ("distributed", "tornado"):  # (distributed sets some children's levels)
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
     def attempt() -> None:
         try:
