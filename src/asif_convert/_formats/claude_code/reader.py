@@ -491,7 +491,10 @@ _encode = msgspec.json.Encoder().encode
 
 def record_difference(canonical: Any, actual: Any) -> Any:
     """``diff(canonical, actual)``, with the members equal on both sides told apart at C speed
-    first, in the record and in its message, so that only the others are walked."""
+    first, in the record and in its message, so that only the others are walked. A record kept
+    verbatim is its own rendering (the same object): no difference, nothing walked."""
+    if canonical is actual:
+        return None
     return diff(*_unequal(canonical, actual, 2))
 
 
