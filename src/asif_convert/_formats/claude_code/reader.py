@@ -363,7 +363,11 @@ class Reader:
         if self.kept:
             self.ledger.add("records[].envelope")
         by_id = {ev.id: ev for ev in self.events}
-        for eid, home in self.homes.items():
+        # each home let go as its JSON copy is made (the slots were its only other holder): the
+        # copies never all exist beside the homes
+        self.slots.clear()
+        while self.homes:
+            eid, home = self.homes.popitem()
             by_id[eid].native = {NAMESPACE: msgspec.to_builtins(home)}
 
     # -- the session ----------------------------------------------------------------------------
