@@ -155,6 +155,14 @@ def test_an_input_that_cannot_be_read_is_refused(tmp_path: Path):
     assert not (tmp_path / "home").exists()
 
 
+def test_a_session_the_target_cannot_hold_is_refused_naming_the_file(tmp_path: Path):
+    """It named the new session's id, a name the user never saw, instead of the input."""
+    only_meta = tmp_path / "only-meta.jsonl"  # a rollout with no message at all
+    only_meta.write_bytes((CORPUS / "codex" / "hello.jsonl").read_bytes().splitlines()[0] + b"\n")
+    result = _cli([str(only_meta), "--to", "claude-code", "--cwd", str(tmp_path)], {"HOME": str(tmp_path / "home")})
+    _refused(result, 1, f"error: {only_meta}: /events: nothing in this session", tmp_path)
+
+
 def test_a_link_in_the_store_is_not_followed(tmp_path: Path):
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -33,7 +33,7 @@ from asif_convert._formats.codex import fresh
 from asif_convert._formats.codex.reader import NAMESPACE as CODEX_NAMESPACE
 from asif_convert._limits import Limits
 from asif_convert._lines import encode_lines
-from asif_convert._pipeline import new_context, read_session
+from asif_convert._pipeline import new_context, read_session, written_as
 from asif_convert._registry import get
 from asif_convert.plugin import Options
 
@@ -85,7 +85,7 @@ def handoff(path: Path, target: str, *, cwd: Path, env: Mapping[str, str], sessi
     sid = session_id or new_id(data, target)
     cwd = Path(os.path.abspath(cwd))
     ctx = new_context(Options())
-    lines = _lines(doc, ctx, target, sid, cwd)
+    lines = written_as(str(path), _lines, doc, ctx, target, sid, cwd)
     root = store(target, env)
     where = _destination(root, target, sid, cwd, lines)
     command = f"cd {_quoted(cwd)} && " + (f"codex resume {sid}" if target == "codex" else f"claude --resume {sid}")
