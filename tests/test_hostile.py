@@ -441,6 +441,10 @@ def test_invalid_utf8(tmp_path):
     refused(tmp_path, b'{"a": "\xed\xa0\x80"}', "", "not valid UTF-8", rule="json")  # an encoded surrogate
     refused(tmp_path, b'{"a": "\xc0\xaf"}', "", "not valid UTF-8", rule="json")  # an overlong '/'
     refused(tmp_path, b'{"a": "\\udc00x"}', "", "invalid utf-16 surrogate pair", rule="json")
+    # a lone high surrogate: msgspec says "truncated", but the file does not end there
+    said = refused(tmp_path, b'{"a": "x\\ud800"}\n', "",
+                   "not valid JSON (line 1, column 9, byte 8): invalid utf-16 surrogate pair", rule="json")
+    assert "truncated" not in said
     refused(tmp_path, b'{\xff: 1}', "", "not valid JSON (line 1, column 2", rule="json")
 
 
