@@ -585,6 +585,14 @@ def test_a_transcript_is_read_as_a_session_as_convert_reads_it(tmp_path):
     assert not (tmp_path / "h.html").exists()
 
 
+def test_two_files_of_json_lines_side_by_side(tmp_path):
+    """It ended in an internal error (exit 3): the comparison expected one JSON object."""
+    a, b = ROOT / "corpus/codex/hello.jsonl", ROOT / "corpus/codex/parallel.jsonl"
+    res = runner.invoke(app, ["view", str(a), str(b), "-o", str(tmp_path / "d.html")])
+    assert res.exit_code == 0, res.output
+    assert "Both are codex documents" in (tmp_path / "d.html").read_text()
+
+
 # --------------------------------------------------------------------------------------------
 # Command line
 
