@@ -133,7 +133,8 @@ def test_a_store_in_the_way_of_a_file_is_refused(tmp_path: Path):
     blocker.write_text("not a folder")
     result = _cli([str(CORPUS / "codex" / "hello.jsonl"), "--to", "codex", "--cwd", str(tmp_path)],
                   {"HOME": str(tmp_path / "home")})
-    _refused(result, 1, "nothing was written", tmp_path)
+    _refused(result, 1, f"{blocker} is not a folder", tmp_path)
+    assert "already exists" not in result.stderr  # (it said the session did)
     assert _files(tmp_path) == [blocker]
 
 

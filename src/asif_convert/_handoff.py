@@ -122,23 +122,32 @@ def _write_new(root: Path, where: Path, data: bytes) -> None:
                           "(give another --session-id)")
     try:
         folder = root
-        folder.mkdir(parents=True, exist_ok=True)
+        _folder(folder, parents=True)
         for step in where.parent.relative_to(root).parts:
             folder = folder / step
             if folder.is_symlink():
                 raise OutputError(f"{folder} is a link: the session would leave {root}; nothing was written")
-            folder.mkdir(exist_ok=True)
+            _folder(folder)
         temp = where.with_name(f".{where.name}.{os.getpid()}.tmp")
         try:
             temp.write_bytes(data)
             os.link(temp, where)  # fails if the name exists: never written over
+        except FileExistsError:
+            raise OutputError(f"{where} already exists: nothing was written") from None
         finally:
             temp.unlink(missing_ok=True)
-    except FileExistsError:
-        raise OutputError(f"{where} already exists: nothing was written") from None
     except OSError as exc:
         raise OutputError(f"cannot write the session under {root}: {exc.strerror or exc}; nothing was written") \
             from None
+
+
+def _folder(path: Path, parents: bool = False) -> None:
+    """``path`` made a folder, or refused when something else (a file) is in the way."""
+    try:
+        path.mkdir(parents=parents, exist_ok=True)
+    except FileExistsError:  # (exist_ok: it exists and is no folder)
+        raise OutputError(f"{path} is not a folder: the session cannot be written under it; "
+                          "nothing was written") from None
 
 
 def _quoted(path: Path) -> str:
