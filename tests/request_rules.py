@@ -5,6 +5,7 @@ each API's pairing and alternation rules as checkers."""
 from __future__ import annotations
 
 import collections.abc
+import functools
 import json
 import re
 import types
@@ -96,6 +97,13 @@ _PARAMS = {"anthropic-messages": (AnthropicParams, {"model": "m", "max_tokens": 
            "openai-responses": (ResponsesParams, {"model": "m"})}
 
 
+@functools.cache
+def _adapter(target: str) -> pydantic.TypeAdapter[Any]:
+    """The SDK's request type as a validator, built once per target (building one costs far more
+    than a validation)."""
+    return pydantic.TypeAdapter(_PARAMS[target][0])
+
+
 def check_body(target: str, body: dict[str, Any]) -> None:
     """``body`` is what the target's SDK create call takes (model and required sampling settings
     added): its keys are the call's, and its values the SDK's types, strictly."""
@@ -112,7 +120,7 @@ def check_body(target: str, body: dict[str, Any]) -> None:
         return
     params, required = _PARAMS[target]
     full = {**required, **body}
-    pydantic.TypeAdapter(params).validate_python(full)
+    _adapter(target).validate_python(full)
     found = mismatch(params, full)
     assert found is None, found
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import asif_convert
-from asif_convert import InvalidInput, LossPolicyError, Options, UsageError, ir
+from asif_convert import InvalidInput, LossPolicyError, Options, RequestRefused, UsageError, ir
 from asif_convert._registry import loss_kinds
 from asif_convert._request.api import PROVIDERS
 from asif_convert._request.selection import Input, Selection
@@ -54,7 +54,7 @@ def test_every_catalogue_block_renders_as_the_sdk_types_it(dialect, target):
     for key, doc in cases.items():
         try:
             result = _request(doc, target, pending="as-error")
-        except InvalidInput as exc:  # only a history with nothing to continue from (here, or on this target)
+        except (InvalidInput, RequestRefused) as exc:  # only a history with nothing to continue from (on this target)
             assert "has no message, tool call or tool result" in str(exc.problems) \
                 or "nothing is left to continue from" in str(exc.problems), key
             continue
@@ -441,7 +441,7 @@ def test_a_result_recorded_after_other_inputs_is_moved_after_its_call_with_a_los
         check_rules(target, body)
     chat, _ = PROVIDERS["openai-chat"](selection)
     assert [(m["role"], m.get("tool_call_id")) for m in chat["messages"]] == [
-        ("user", None), ("assistant", None), ("tool", "k"), ("tool", "j"), ("assistant", None), ("user", None)]
+        ("user", None), ("assistant", None), ("tool", "j"), ("tool", "k"), ("assistant", None), ("user", None)]
 
 
 def test_a_tool_name_and_id_outside_the_api_syntax_are_fitted_consistently():
@@ -573,7 +573,7 @@ def test_the_command_writes_the_body_and_the_report(session, tmp_path):
 
 @pytest.mark.parametrize(("args", "code", "says"), [
     (["--for", "openai"], 2, "known providers: anthropic-messages"),
-    (["--for", "openai-chat"], 1, "/events/1: tool call 'c1'"),
+    (["--for", "openai-chat"], 1, "request refused\n  /messages/1: tool call 'c1'"),  # the export's own path
     (["--for", "openai-chat", "--pending", "drop", "--branch", "nope"], 1, "no branch 'nope'; known branches"),
     (["--for", "openai-chat", "--pending", "drop", "--context", "nope"], 1, "no context 'nope'"),
     (["--for", "openai-chat", "--pending", "drop", "--fail-on", "pending_call_dropped"], 4, "pending_call_dropped"),
@@ -786,9 +786,10 @@ def test_a_conversation_with_nothing_left_is_refused_not_an_empty_body(target):
     if target in ("anthropic-messages", "google-genai"):  # (OpenAI's APIs keep system messages among the turns)
         cases.append((instructions_only, {}))
     for doc, kw in cases:
-        with pytest.raises(InvalidInput, match="nothing is left to continue from") as caught:
+        with pytest.raises(RequestRefused, match="nothing is left to continue from") as caught:
             _request(doc, target, **kw)
-        assert caught.value.problems[0].path == "/branches/0/event_ids"
+        # the document's own path: an export has no event_ids
+        assert caught.value.problems[0].path == ("/messages" if doc is only_calls else "/branches/0/event_ids")
 
 
 def test_the_library_names_the_file_it_was_given(tmp_path):

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import asif_convert
-from asif_convert import InvalidInput, ir
+from asif_convert import InvalidInput, RequestRefused, ir
 from asif_convert._codec import codec_for
 from asif_convert._registry import namespaces
 from asif_convert._request.selection import PERMISSIVE_SCHEMA, Input, select
@@ -197,7 +197,7 @@ def open_call_doc() -> ir.Document:
 
 
 def test_a_call_with_no_result_is_refused_by_default_naming_the_call_and_its_path():
-    with pytest.raises(InvalidInput) as caught:
+    with pytest.raises(RequestRefused) as caught:  # (the document is valid: the request is refused)
         select(open_call_doc())
     [problem] = caught.value.problems
     assert problem.path == "/events/1" and "'k'" in problem.message and "--pending" in problem.message
@@ -326,12 +326,12 @@ def test_the_reference_fixtures_cover_the_examples_with_contexts_named_for_agree
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(asif_sessions(), st.sampled_from(["refuse", "drop", "as-error"]), st.data())
-def test_selection_raises_only_invalid_input_and_carries_every_message_call_and_result(raw, pending, data):
+def test_selection_raises_only_its_refusals_and_carries_every_message_call_and_result(raw, pending, data):
     document = asif_convert.load(raw)
     bid = data.draw(st.sampled_from([b.id for b in document.branches]))
     try:
         s = select(document, branch=bid, pending=pending)
-    except InvalidInput as exc:
+    except (InvalidInput, RequestRefused) as exc:
         assert exc.problems and all(p.path.startswith("/") for p in exc.problems)
         return
     carried = {e.id for i in s.inputs for e in i.source_events}
@@ -406,3 +406,10 @@ def test_a_real_continuity_export_with_forks_continues_its_active_branch():
     text = {m["message_id"]: json.dumps(m["text_content"])[1:-1] for m in doc["messages"]}
     assert text["msg-05-alt-7"] in sent and text["msg-05-main-3"] in sent  # its own, and its parent's before the fork
     assert text["msg-05-redis-7"] not in sent and text["msg-05-main-6"] not in sent
+
+
+def test_pending_as_error_answers_calls_issued_together_after_all_of_them():
+    # Two calls in a row with no result: the answers follow both, so the calls stay one round.
+    d = doc([msg("m1", 0, "go"), call("c1", 1, "k"), call("c2", 2, "j"), msg("m2", 3, "next", "user")])
+    answered = select(d, pending="as-error")
+    assert ids(answered) == ["m1", "c1", "c2", "c1~pending-error", "c2~pending-error", "m2"]

@@ -509,6 +509,9 @@ def _scenario(tmp_path, monkeypatch, name):
         "loss-policy-on-loss": ["from-continuity", src, "-o", out, "--on-loss", "error"],
         "loss-policy-fail-on": ["from-continuity", src, "-o", out, "--fail-on", "unmapped_field"],
         "interrupted": ["from-continuity", src, "-o", out],
+        # a valid session whose tool call has no result: the request is refused
+        "invalid-request-refused": ["request", ROOT / "corpus" / "asif" / "tool-call-partial.session.json",
+                                    "--for", "openai-chat", "-o", out],
     }[name]
     return invoke(*args)
 
@@ -521,7 +524,7 @@ SCENARIOS = ["converted", "converted-copy", "all-valid", "invalid-json", "invali
              "invalid-unwritable", "usage-unknown-option", "usage-unknown-command", "usage-missing-argument",
              "usage-flag-with-value", "usage-unknown-kind", "usage-unknown-format", "usage-over-input",
              "usage-bad-limit", "usage-stdin-twice", "usage-no-folder", "internal-crash", "internal-invalid-output",
-             "loss-policy-on-loss", "loss-policy-fail-on", "interrupted"]
+             "loss-policy-on-loss", "loss-policy-fail-on", "interrupted", "invalid-request-refused"]
 
 
 def _meaning_code(name: str) -> int:

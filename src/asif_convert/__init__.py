@@ -15,6 +15,7 @@ from asif_convert._errors import (
     LossPolicyError,
     OutputError,
     Problem,
+    RequestRefused,
     UsageError,
 )
 from asif_convert._limits import Limits
@@ -35,6 +36,7 @@ __all__ = [
     "Options",
     "OutputError",
     "Problem",
+    "RequestRefused",
     "RequestResult",
     "Result",
     "UsageError",

@@ -51,17 +51,32 @@ class ConversionError(Exception):
     exit_code = EXIT_INTERNAL
 
 
-class InvalidInput(ConversionError):
-    """The input is not a document we can convert; carries every problem found."""
+class _Problems(ConversionError):
+    """An error that carries the problems found, each with its JSON pointer."""
 
     exit_code = EXIT_INVALID_INPUT
+    _said = ""  # what the message says before the first problem
+    _none = "invalid input"  # what it says when there is none
 
     def __init__(self, problems: list[Problem], source: str = "<input>") -> None:
         self.problems = problems
         self.source = source
-        first = problems[0].render() if problems else "invalid input"
+        first = problems[0].render() if problems else self._none
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        super().__init__(f"{source}: {first}{more}")
+        super().__init__(f"{source}: {self._said}{first}{more}")
+
+
+class InvalidInput(_Problems):
+    """The input is not a document we can convert; carries every problem found."""
+
+
+class RequestRefused(_Problems):
+    """The document is valid, but the request asked of it cannot be made as asked (a tool call
+    with no recorded result, nothing left to continue from); carries each problem, pointed at
+    the document as the user has it."""
+
+    _said = "request refused: "
+    _none = "request refused"
 
 
 class LossPolicyError(ConversionError):

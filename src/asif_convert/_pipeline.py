@@ -132,10 +132,15 @@ class Loaded:
     document: ir.Document
     name: str
     warnings: list[Problem]
+    # where each record of the input is, by the id of the IR events read from it, for an input
+    # whose records are not ASIF's (a continuity export: ``/messages/3``), so that a problem
+    # found in the IR is pointed at the document the user has; empty for ASIF
+    records: dict[str, str] = field(default_factory=dict)
 
 
 def read_session(data: DocumentInput, *, source: str | None = None, options: Options | None = None,
-                 name: str = "<input>", limits: Limits | None = None) -> Loaded:
+                 name: str = "<input>", limits: Limits | None = None, records: bool = False) -> Loaded:
+    """The session and what goes with it (see ``Loaded``); with ``records``, where its records are."""
     options = options or Options()
     if not isinstance(options, Options) or not isinstance(limits or Limits(), Limits):
         raise UsageError("options must be an asif_convert.Options and limits an asif_convert.Limits")
@@ -146,7 +151,21 @@ def read_session(data: DocumentInput, *, source: str | None = None, options: Opt
     doc = found.format.read(found.raw, ctx)
     known = {loss.id for loss in doc.losses}
     doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
-    return Loaded(doc, found.name, problems + ctx.warnings)
+    return Loaded(doc, found.name, problems + ctx.warnings, _records(found) if records else {})
+
+
+def _records(found: _Input) -> dict[str, str]:
+    """The JSON pointer of each message and event of a continuity export, by its id (the id
+    of the IR events read from it, or their prefix); nothing for another format."""
+    if found.format.name != "continuity" or not isinstance(found.raw, dict):
+        return {}
+    out: dict[str, str] = {}
+    for coll, key in (("events", "event_id"), ("messages", "message_id")):
+        records = found.raw.get(coll)
+        for k, rec in enumerate(records if isinstance(records, list) else ()):
+            if isinstance(rec, dict) and isinstance(rec.get(key), str):
+                out[rec[key]] = pointer(coll, k)
+    return out
 
 
 # Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a

@@ -1,7 +1,7 @@
 """What every command shares: option types, the loss policy, error handling and exit codes.
 
 Exit codes (documented in the README): 0 done (losses are normal), 1 invalid input or refused
-conversion, 2 usage error, 3 internal error (a bug of ours), 4 refused by the loss policy, 130
+conversion or request, 2 usage error, 3 internal error (a bug of ours), 4 refused by the loss policy, 130
 interrupted (Ctrl-C or SIGTERM).
 """
 
@@ -29,6 +29,7 @@ from asif_convert._errors import (
     ConversionError,
     InvalidInput,
     Problem,
+    RequestRefused,
     display_name,
 )
 from asif_convert._limits import DEPTH_CEILING, Limits, parse_size
@@ -203,7 +204,8 @@ def build_limits(max_bytes: int, max_depth: int, max_string: int, trusted: bool 
 
 def _fail(exc: ConversionError) -> typer.Exit:
     problems: list[Problem] = getattr(exc, "problems", [])
-    err(f"error: {exc.source}: invalid input" if isinstance(exc, InvalidInput) else f"error: {exc}")
+    err(f"error: {exc.source}: invalid input" if isinstance(exc, InvalidInput) else
+        f"error: {exc.source}: request refused" if isinstance(exc, RequestRefused) else f"error: {exc}")
     for p in problems[:50]:
         err(f"  {p.render()}")
     if len(problems) > 50:

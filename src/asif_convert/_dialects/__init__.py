@@ -29,8 +29,8 @@ from asif_convert._dialects.common import (
     members,
 )
 
-__all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "answering", "fill", "members", "render", "restate",
-           "split"]
+__all__ = ["NAMES", "PLACEHOLDER", "REASONING", "Pieces", "Split", "answering", "fill", "members", "order", "refusals",
+           "render", "restate", "split"]
 
 # The order settles ties (docs/dialects-detection.md): OpenAI Chat before Responses, so an untyped
 # message both read alike is a Chat message.
@@ -58,6 +58,37 @@ def split(content: Any, role: str, message_id: str, awaiting: Sequence[tuple[str
 def render(name: str, pieces: Pieces, options: dict[str, Any]) -> Any:
     """The canonical content_json of dialect ``name`` for ``pieces``."""
     return _BY_NAME[name].render(pieces, options)
+
+
+def order(name: str, options: dict[str, Any], parts: list[Any], call_ids: list[str],
+          result_ids: list[str]) -> list[tuple[str, int]]:
+    """The pieces of one message of dialect ``name`` in the order its content held them, as
+    (``p`` part | ``c`` call | ``r`` result, index), from the style ``split`` kept (a split lists
+    a message's parts, then its calls, then its results). A dialect that keeps no order holds
+    them in that canonical order (OpenAI Chat: content, then tool calls)."""
+    if name == openai_responses.NAME:
+        return openai_responses.order(options, parts, call_ids, result_ids)
+    letters = options.get("o") if name in (anthropic.NAME, google_genai.NAME) else None
+    sizes = {"p": len(parts), "c": len(call_ids), "r": len(result_ids)}
+    taken = dict.fromkeys(sizes, 0)
+    out: list[tuple[str, int]] = []
+    for letter in (letters if isinstance(letters, str) else ""):
+        if taken.get(letter, sizes.get(letter, 0)) < sizes.get(letter, 0):
+            out.append((letter, taken[letter]))
+            taken[letter] += 1
+    return out + [(letter, k) for letter in "pcr" for k in range(taken[letter], sizes[letter])]
+
+
+def refusals(name: str, options: dict[str, Any]) -> set[int]:
+    """The indices of a message's parts that are the model's refusal (OpenAI Chat and Responses
+    mark them in the style; the part is its text)."""
+    marked: list[Any] = []
+    if name == openai.NAME:
+        marked = [options["r"]] if isinstance(options.get("r"), int) else []
+        marked += options.get("q") or []
+    elif name == openai_responses.NAME:
+        marked = list(options.get("q") or ())
+    return {k for k in marked if isinstance(k, int)}
 
 
 def restate(name: str, content: Any, pieces: Pieces) -> Any:

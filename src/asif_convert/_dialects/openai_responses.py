@@ -235,10 +235,13 @@ class _Reader:
             return False
         call_id = self.out.calls[-1].call_id
         status = item.get("status") if isinstance(item.get("status"), str) else None
-        if kind != "mcp_list_tools" and status not in _FINISHED:
+        # an MCP call's status is optional: one that holds its output or error is done
+        answered = kind == "mcp_call" and "status" not in item \
+            and (isinstance(item.get("output"), str) or item.get("error") is not None)
+        if kind != "mcp_list_tools" and status not in _FINISHED and not answered:
             self.layout.append("t")  # still running: no outcome yet, and none is invented
             return True
-        outcome: ir.ToolOutcome = _FINISHED.get(status or "", "unknown")
+        outcome: ir.ToolOutcome = "success" if answered else _FINISHED.get(status or "", "unknown")
         parts: list[ir.Part] = []
         if kind == "file_search_call" and item.get("results") is not None:
             parts.append(ir.StructuredPart(schema=f"{NAME}/file_search_call.results", value=item["results"]))
@@ -398,6 +401,42 @@ def _canonical(part_items: list[bool], call_types: list[str], call_ids: list[str
             layout.append("c")
     layout += ["r"] * len(pending)
     return "".join(layout), counts
+
+
+def order(options: dict[str, Any], parts: list[ir.Part], call_ids: list[str],
+          result_ids: list[str]) -> list[tuple[str, int]]:
+    """The pieces in the order the items held them, as (``p`` part | ``c`` call | ``r`` result,
+    index): the layout ``render`` follows (a provider-run call with its outcome is the call, then
+    its result); pieces the layout does not place follow in the canonical order."""
+    part_items = [_is_item_part(p) for p in parts]
+    layout, counts = _canonical(part_items, list(options.get("t") or ()), call_ids, result_ids)
+    layout = options.get("i") or layout
+    counts = list(options["j"]) if "j" in options else []
+    out: list[tuple[str, int]] = []
+    np = nc = messages = 0
+    free = list(range(len(result_ids)))
+    for letter in layout:
+        if letter == "m":
+            n = counts[messages] if messages < len(counts) else None
+            messages += 1
+            start = np
+            while np < len(parts) and (np - start < n if n is not None else not part_items[np]):
+                out.append(("p", np))
+                np += 1
+        elif letter == "p" and np < len(parts):
+            out.append(("p", np))
+            np += 1
+        elif letter in "cst" and nc < len(call_ids):
+            out.append(("c", nc))
+            answer = next((k for k in free if result_ids[k] == call_ids[nc]), None) if letter == "s" else None
+            if answer is not None:
+                free.remove(answer)
+                out.append(("r", answer))
+            nc += 1
+        elif letter == "r" and free:
+            out.append(("r", free.pop(0)))
+    return out + [("p", k) for k in range(np, len(parts))] + [("c", k) for k in range(nc, len(call_ids))] \
+        + [("r", k) for k in free]
 
 
 # -- canonical rendering ------------------------------------------------------------------------

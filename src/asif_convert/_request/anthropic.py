@@ -9,11 +9,14 @@ assistant's turn) and the citations of a text."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
 from asif_convert import ir
 from asif_convert._request.common import (
+    Media,
     Renderer,
     arrange,
     call_arguments,
@@ -157,13 +160,15 @@ def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> dict[str, Any] | None:
     else:
         r.drop(p, i, f"the API takes no {m.media_type} media")
         return None
-    if m.source == "base64":
+    text = _decoded(m) if m.source == "base64" and kind == "document" and m.media_type != "application/pdf" \
+        else m.value if m.source == "text" else None
+    if m.source == "base64" and text is None:
         if kind == "document" and m.media_type != "application/pdf":
-            r.drop(p, i, f"the API takes no {m.media_type} media as base64")
+            r.drop(p, i, f"the API takes no {m.media_type} media as base64, and it is no UTF-8 text")
             return None
         source: dict[str, Any] = {"type": "base64", "media_type": m.media_type, "data": m.value}
-    elif m.source == "text":
-        kind, source = "document", {"type": "text", "media_type": "text/plain", "data": m.value}
+    elif text is not None:  # a text document (given whole, or as base64 of its UTF-8): a text source
+        kind, source = "document", {"type": "text", "media_type": "text/plain", "data": text}
         if m.media_type != "text/plain":
             r.loss("media_adapted", m.media_type, f"a {m.media_type} text document is sent as text/plain", i.id)
     elif m.source == "url":
@@ -171,3 +176,13 @@ def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> dict[str, Any] | None:
     else:
         source = {"type": "file", "file_id": m.value}
     return {"type": kind, "source": source}
+
+
+def _decoded(m: Media) -> str | None:
+    """A base64 text document's text (None when it is not a text type, or not UTF-8)."""
+    if not m.media_type.startswith("text/"):
+        return None
+    try:
+        return base64.b64decode(m.value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None

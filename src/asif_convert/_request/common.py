@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from asif_convert import _dialects as dialects
 from asif_convert import ir
 from asif_convert._dialects import REASONING
 from asif_convert._request.selection import PERMISSIVE_SCHEMA, Input, Selection
@@ -35,6 +36,12 @@ _BLANK_REFUSED = ("anthropic-messages", "google-genai")
 # who issues the file ids each API takes (OpenAI's Files API serves Chat and Responses alike)
 _ISSUER = {"anthropic-messages": "Anthropic", "openai-chat": "OpenAI", "openai-responses": "OpenAI",
            "google-genai": "Google"}
+
+
+class Refusal(ir.TextPart, kw_only=True, tag="refusal"):
+    """A text the model said instead of answering, as OpenAI marks it (a refusal): a text part
+    to every renderer, and Chat's own refusal where the API takes one. Made only by
+    ``in_recorded_order`` from the recorded style; never written."""
 
 
 @dataclass
@@ -80,11 +87,15 @@ class Renderer:
         self.server_calls = {i.call_id for i in self.selection.inputs if i.kind == "tool_call"
                              and isinstance(getattr(self.tools.get(i.tool_id or ""), "server_identity", None), str)}
 
-    def _recorded(self, item: Input) -> dict[str, Any]:
-        """What a continuity reader recorded of the message an input came from ({} if none)."""
+    def events(self) -> dict[str, ir.Event]:
+        """The document's events by id."""
         if self._events is None:
             self._events = {e.id: e for e in self.selection.document.events}
-        event = self._events.get(origin(item))
+        return self._events
+
+    def _recorded(self, item: Input) -> dict[str, Any]:
+        """What a continuity reader recorded of the message an input came from ({} if none)."""
+        event = self.events().get(origin(item))
         native = event.native.get(_CONTINUITY) if event is not None else None
         return native if isinstance(native, dict) else {}
 
@@ -93,6 +104,15 @@ class Renderer:
         reader recorded one: only that API takes back its own server blocks and citations."""
         dialect = self._recorded(item).get("dialect")
         return dialect if isinstance(dialect, str) else None
+
+    def speaker(self, item: Input) -> str | None:
+        """The name a recorded message gives its speaker (an OpenAI Chat participant ``name``)."""
+        if item.kind != "message" or self.recorded_by(item) != "openai-chat":
+            return None
+        diff = self._recorded(item).get("diff")
+        top = diff.get("{}") if isinstance(diff, dict) else None
+        said = top.get("name") if isinstance(top, dict) else None
+        return said["="] if isinstance(said, dict) and isinstance(said.get("="), str) else None
 
     def recorded_fields(self, item: Input) -> list[tuple[str, Any]]:
         """The fields of the recorded message's blocks that the reader kept only in its record
@@ -204,6 +224,9 @@ class Renderer:
         """Whether a text is sent: an empty one says nothing and is not (an API refuses an empty
         text; no loss), nor is one of whitespace only where the API refuses it (a loss)."""
         if part.text and (part.text.strip() or self.target not in _BLANK_REFUSED):
+            if isinstance(part, Refusal):
+                self.loss("refusal_as_text", "text", "a refusal (what the model said instead of answering) is sent "
+                          "as plain text: the API has no refusal marker in this place", item.id)
             return True
         self.cited(part, item)
         if part.text:
@@ -283,11 +306,15 @@ def reasoning_of(part: ir.Part) -> str | None:
 
 
 def arrange(r: Renderer) -> list[Input]:
-    """The inputs with each tool call's results right after the run of calls it belongs to, one
-    result per call. A call of a tool someone else ran, and its result, become one assistant
-    input of the target's own blocks where ``r.native`` has them, else assistant text; a result
-    whose call is not in the request, a user message."""
-    inputs = _server_inputs(r)
+    """The inputs in the order the session recorded them, grouped into rounds: a round is the
+    calls the assistant issued together (with what it said among them in its turn), closed by
+    their results, one per call, right after it. A call made after a result of the round was
+    recorded opens the next round, so it never moves before that result. A result recorded
+    after other inputs moves up to close its round (``result_moved``). A call of a tool someone
+    else ran, and its result, become one assistant input of the target's own blocks where
+    ``r.native`` has them, else assistant text; a result whose call is not in the request, a
+    user message."""
+    inputs = _server_inputs(r, in_recorded_order(r, r.selection.inputs))
     for i in inputs:
         _unsent_fields(r, i)
     calls = {i.call_id for i in inputs if i.kind == "tool_call"}
@@ -298,34 +325,140 @@ def arrange(r: Renderer) -> list[Input]:
             results.setdefault(i.call_id or "", []).append(i)
             place[id(i)] = k
     out: list[Input] = []
-    run: list[Input] = []  # the calls of the current run
+    run: list[Input] = []  # the calls of the current round
+    answered = False  # whether a result of the round was recorded yet (a call after it opens the next)
     called: set[str | None] = set()
+
+    round_ids: set[str | None] = set()  # the call ids of the current round
+
+    def close(k: int, i: Input) -> None:
+        nonlocal run, answered
+        round_ids.clear()
+        for a in (a for c in run for a in results.get(c.call_id or "", []) if place[id(a)] > k):
+            r.loss("result_moved", "tool_result", "a tool result recorded after other inputs is sent right "
+                   "after its call's round, where the API wants it", a.id)
+        answers = [results[c.call_id or ""] for c in run if c.call_id in results]
+        answers.sort(key=lambda found: place[id(found[0])])  # in the order they were recorded
+        out.extend(_one_result(r, found) for found in answers)
+        run, answered = [], False
+
     for k, i in enumerate(inputs):
         if i.kind == "tool_call":
+            if answered:
+                close(k, i)
             run.append(i)
+            round_ids.add(i.call_id)
             out.append(i)
             called.add(i.call_id)
-            continue
-        if i.kind == "tool_result":
-            if i.call_id in calls:
-                if i.call_id not in called:  # (an edited document, or a context's inputs out of order)
-                    r.loss("result_moved", "tool_result before its call", "a tool result recorded before its "
-                           "call is sent right after the call, where the API wants it", i.id)
-                continue  # placed after its call's run
+        elif i.kind == "tool_result" and i.call_id in calls:
+            if i.call_id not in called:  # (an edited document, or a context's inputs out of order)
+                r.loss("result_moved", "tool_result before its call", "a tool result recorded before its "
+                       "call is sent right after the call, where the API wants it", i.id)
+            answered = answered or i.call_id in round_ids
+        elif i.kind == "tool_result":
             r.loss("orphan_result", "tool_result", "a tool result whose call is not in the request is sent as a "
                    "user message: the API takes a result only as the answer to a call", i.id)
+            if run:
+                close(k, i)
             out.append(replace(i, kind="message", role="user"))
-            continue
-        if run:
-            for a in (a for c in run for a in results.get(c.call_id or "", [])
-                      if place[id(a)] > k and record(a) != record(i)):
-                r.loss("result_moved", "tool_result", "a tool result recorded after other inputs is sent right "
-                       "after its call, where the API wants it", a.id)
-            out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
-            run = []
-        out.append(i)
-    out += [_one_result(r, results[c.call_id or ""]) for c in run if c.call_id in results]
+        else:
+            if run and not (side(i) == "assistant" and not answered and origin(i) == origin(run[-1])):
+                close(k, i)  # (what the assistant said in the turn of its calls stays in that turn)
+            out.append(i)
+    if run:
+        close(len(inputs), inputs[-1])
     return out
+
+
+def in_recorded_order(r: Renderer, inputs: tuple[Input, ...] | list[Input]) -> list[Input]:
+    """The inputs with the pieces of each recorded message in the order the message held them
+    (a reader lists a message's parts, then its calls, then its results; the style it kept says
+    how they were interleaved): a message's parts are cut where a call or result stood among
+    them. A refusal the style marks becomes a ``Refusal``."""
+    out: list[Input] = []
+    k = 0
+    while k < len(inputs):
+        j = k + 1
+        anchor = origin(inputs[k])
+        while j < len(inputs) and origin(inputs[j]) == anchor:
+            j += 1
+        out += _recorded_group(r, list(inputs[k:j]))
+        k = j
+    return out
+
+
+def _recorded_group(r: Renderer, group: list[Input]) -> list[Input]:
+    recorded = r._recorded(group[0])
+    dialect, style = recorded.get("dialect"), recorded.get("style")
+    if not isinstance(dialect, str) or not isinstance(style, dict):
+        return group
+    events = r.events()
+    anchor = origin(group[0])
+    found = recorded.get("members")
+    members = found if _members_shape(found) else dialects.members(anchor, events) if anchor in events else None
+    if members is None:
+        return group
+    message = next((i for i in group if i.kind == "message" and i.source_events
+                    and i.source_events[0].id == members["msg"]), None)
+    refused = dialects.refusals(dialect, style) if message is not None else set()
+    if refused and message is not None:
+        parts = tuple(Refusal(text=p.text) if k in refused and type(p) is ir.TextPart else p
+                      for k, p in enumerate(message.parts))
+        group = [replace(i, parts=parts) if i is message else i for i in group]
+        message = next(i for i in group if i.kind == "message" and i.source_events
+                       and i.source_events[0].id == members["msg"])
+    if len(group) == 1:
+        return group
+    return _interleaved(group, message, members, dialect, style, events)
+
+
+def _members_shape(found: Any) -> bool:
+    return isinstance(found, dict) and (found.get("msg") is None or isinstance(found.get("msg"), str)) \
+        and all(isinstance(found.get(key), list) and all(isinstance(e, str) for e in found[key])
+                for key in ("call", "result"))
+
+
+def _interleaved(group: list[Input], message: Input | None, members: dict[str, Any], dialect: str,
+                 style: dict[str, Any], events: dict[str, ir.Event]) -> list[Input]:
+    """One recorded message's inputs in the order ``dialects.order`` gives; any input or part it
+    does not place keeps its place after them."""
+    place = {(letter, k): e for letter, key in (("c", "call"), ("r", "result")) for k, e in enumerate(members[key])}
+    # (a result made for a call that has none carries the call's event: it is no member)
+    by_event = {i.source_events[0].id: i for i in group if i.source_events and i is not message
+                and isinstance(i.source_events[0].body, ir.ToolCall if i.kind == "tool_call" else ir.ToolResult)}
+    call_ids = [_call_of(events.get(e)) for e in members["call"]]
+    result_ids = [_call_of(events.get(e)) for e in members["result"]]
+    held = message.source_events[0].body if message is not None else None
+    parts = list(held.parts) if isinstance(held, ir.Message) else []
+    whole = message is not None and len(parts) != len(message.parts)  # (a context's input may differ)
+    out: list[Input] = []
+    segment: list[ir.Part] = []
+    placed: set[int] = set()
+    for letter, k in dialects.order(dialect, style, parts, call_ids, result_ids):
+        if letter == "p" and message is not None and not whole:
+            segment.append(message.parts[k])
+            continue
+        if letter == "p" and message is not None and id(message) not in placed:
+            out.append(message)
+            placed.add(id(message))
+            continue
+        if segment and message is not None:
+            out.append(replace(message, parts=tuple(segment)))
+            segment = []
+        i = by_event.get(place.get((letter, k), ""))
+        if i is not None and id(i) not in placed:
+            out.append(i)
+            placed.add(id(i))
+    if segment and message is not None:
+        out.append(replace(message, parts=tuple(segment)))
+    if message is not None and not whole:
+        placed.add(id(message))
+    return out + [i for i in group if id(i) not in placed]
+
+
+def _call_of(event: ir.Event | None) -> str:
+    body = event.body if event is not None else None
+    return body.call_id if isinstance(body, ir.ToolCall | ir.ToolResult) else ""
 
 
 def _unsent_fields(r: Renderer, i: Input) -> None:
@@ -334,6 +467,10 @@ def _unsent_fields(r: Renderer, i: Input) -> None:
     document's title or context."""
     if i.kind != "message":
         return
+    speaker = r.speaker(i)
+    if speaker is not None and not (r.target == "openai-chat" and i.role != "tool"):
+        r.loss("speaker_dropped", speaker, "the name a recorded message gives its speaker is not sent: the API "
+               "has no place for it here", i.id)
     for name, value in r.recorded_fields(i):
         if name == "role" and isinstance(value, str) and value != i.role:
             r.loss("role_adapted", value, f"a {value} item recorded within a {i.role} message is sent as that "
@@ -343,7 +480,7 @@ def _unsent_fields(r: Renderer, i: Input) -> None:
                    "sent: the session's resource does not hold it", i.id)
 
 
-def _server_inputs(r: Renderer) -> list[Input]:
+def _server_inputs(r: Renderer, inputs: list[Input]) -> list[Input]:
     """The selection's inputs with every server-run call and result in the form the target takes.
     A pair goes back as the target's own blocks, at the call's place, only when this API recorded
     both, the call's one result is terminal and in the same turn (right after the call, or in the
@@ -351,7 +488,6 @@ def _server_inputs(r: Renderer) -> list[Input]:
     hold several server calls and client calls; Anthropic demands a server_tool_use answered in
     its turn), and ``r.native`` has blocks for what they hold; anything else is text, never a
     block with fields the session does not have."""
-    inputs = r.selection.inputs
     results: dict[str | None, list[int]] = {}
     for k, i in enumerate(inputs):
         if i.kind == "tool_result":

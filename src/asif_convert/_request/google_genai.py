@@ -11,7 +11,9 @@ code the model ran (an ``executable_code`` part and its ``code_execution_result`
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from asif_convert import ir
 from asif_convert._request.common import (
@@ -35,6 +37,12 @@ NAME = "google-genai"
 _PROVIDER = "google"  # the server identity the continuity reader gives the tools this API runs
 _URIS = ("gs://", "https://", "http://")  # the file URIs the API reads (Cloud Storage, the web, its Files API)
 _CODES = {"success": "OUTCOME_OK", "error": "OUTCOME_FAILED"}  # a code execution's outcome, as the API says it
+UNKNOWN_MEDIA = "application/octet-stream"  # what a resource known only by its URL says of its type
+# the media type a URL's file name says (a fixed table: the system's would differ between machines)
+_BY_SUFFIX = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+              ".webp": "image/webp", ".heic": "image/heic", ".heif": "image/heif", ".pdf": "application/pdf"}
+# media a function response carries as its own parts (images and documents; the rest is its JSON)
+_RESPONSE_MEDIA = ("image/", "application/pdf")
 
 
 def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
@@ -95,11 +103,16 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
                 and isinstance(i.parts[0].value, dict) and (i.outcome != "error" or "error" in i.parts[0].value):
             # the response object as recorded (an error one says its error under "error" itself)
             return [{"function_response": {"id": i.call_id, "name": names[i.call_id], "response": i.parts[0].value}}]
-        texts = r.texts(i, "a function response holds JSON only")
+        media = [b for p in i.parts if isinstance(p, ir.ResourcePart) and _response_media(r, p)
+                 for b in _media(r, p, i)]
+        said = replace(i, parts=tuple(p for p in i.parts if not (isinstance(p, ir.ResourcePart)
+                                                                 and _response_media(r, p))))
+        texts = r.texts(said, "a function response holds JSON and media only")
         values = [p.value for p in i.parts if isinstance(p, ir.StructuredPart) and reasoning_of(p) is None]
         value: Any = values[0] if len(values) == 1 and len(texts) == 1 else "\n".join(texts)
-        return [{"function_response": {"id": i.call_id, "name": names[i.call_id],
-                                       "response": {"error" if i.outcome == "error" else "output": value}}}]
+        response = {"id": i.call_id, "name": names[i.call_id],
+                    "response": {"error" if i.outcome == "error" else "output": value}}
+        return [{"function_response": {**response, "parts": media} if media else response}]
     if i.role not in ("user", "assistant"):
         role_as_user(r, i, f"is sent as {side} text: the API has no such role among its contents")
     out: list[dict[str, Any]] = []
@@ -126,6 +139,12 @@ def _parts(r: Renderer, i: Input, side: str, names: dict[str | None, str]) -> li
     return out
 
 
+def _response_media(r: Renderer, p: ir.ResourcePart) -> bool:
+    """Whether a result's resource goes as a part of its function response (an image or a PDF)."""
+    m = r.media(p)
+    return m is not None and m.source in ("base64", "url") and (m.image or m.media_type.startswith(_RESPONSE_MEDIA))
+
+
 def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> list[dict[str, Any]]:
     """A resource as inline data, or as ``file_data`` by a URI the API can read (a Cloud Storage
     or web address: a bare file id is no URI); anything else is dropped with a loss saying why."""
@@ -137,10 +156,21 @@ def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> list[dict[str, Any]]:
     if m.source == "text":
         return [{"inline_data": {"mime_type": m.media_type, "data": base64.b64encode(m.value.encode()).decode()}}]
     if m.source == "url" and m.value.startswith(_URIS):
-        return [{"file_data": {"file_uri": m.value, "mime_type": m.media_type}}]
+        mime = m.media_type if m.media_type != UNKNOWN_MEDIA else _BY_SUFFIX.get(_suffix(m.value))
+        if mime is None:
+            r.drop(p, i, "the API takes a file by URI with its media type, and neither the session nor the URI "
+                   "says it")
+            return []
+        return [{"file_data": {"file_uri": m.value, "mime_type": mime}}]
     r.drop(p, i, "the API takes a file by a gs:// or http(s):// URI only" if m.source == "url" else
            "the API takes a file by its URI, and a bare file id is none")
     return []
+
+
+def _suffix(url: str) -> str:
+    path = urlsplit(url).path
+    dot = path.rfind(".")
+    return path[dot:].lower() if dot > path.rfind("/") else ""
 
 
 def _code_parts(r: Renderer, call: Input, result: Input) -> list[dict[str, Any]] | None:

@@ -8,10 +8,12 @@ carry text only; the API takes no reasoning, and a tool message no error flag.""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from asif_convert import ir
 from asif_convert._request.common import (
+    Refusal,
     Renderer,
     arrange,
     json_arguments,
@@ -55,17 +57,11 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
             messages.append({"role": "tool", "tool_call_id": r.fit_id(i.call_id or "", _ID, i.id),
                              "content": "\n".join(_texts(r, i, "a tool message holds text only"))})
         elif i.role == "assistant":
-            texts = _texts(r, i, "an assistant message holds text only")
-            if not texts:
-                unsaid(r, i)  # (or each part is a loss)
-                continue
-            messages.append({"role": "assistant", "content": "\n".join(texts) if len(texts) == 1 else
-                             [{"type": "text", "text": t} for t in texts]})
-            open_calls = True
+            open_calls = _assistant(r, i, messages)
         elif i.role in ("system", "developer"):
             texts = r.texts(i, f"a {i.role} message holds text only")
             if texts:
-                messages.append({"role": i.role, "content": [{"type": "text", "text": t} for t in texts]})
+                messages.append(_named(r, i, {"role": i.role, "content": [{"type": "text", "text": t} for t in texts]}))
             else:
                 unsaid(r, i)
         else:
@@ -73,7 +69,7 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
                 role_as_user(r, i, "is sent as a user message: the API has no such role")
             content = _user_content(r, i)
             if content:
-                messages.append({"role": "user", "content": content})
+                messages.append(_named(r, i, {"role": "user", "content": content}))
             else:
                 unsaid(r, i)
     body: dict[str, Any] = {"messages": messages}
@@ -83,6 +79,39 @@ def render(selection: Selection) -> tuple[dict[str, Any], list[ir.Loss]]:
     if tools:
         body["tools"] = tools
     return body, r.losses()
+
+
+def _named(r: Renderer, i: Input, message: dict[str, Any]) -> dict[str, Any]:
+    """A message with the participant name its recorded message gave its speaker, if any."""
+    name = r.speaker(i)
+    return {**message, "name": name} if name is not None else message
+
+
+def _assistant(r: Renderer, i: Input, messages: list[dict[str, Any]]) -> bool:
+    """An assistant message: its texts, and its refusals as the API's refusal parts. Said in the
+    turn of tool calls not yet answered (after one of them), it joins their message, whose
+    content goes before its calls (a loss: the order changes). Whether it said anything."""
+    content: list[dict[str, Any]] = []
+    for p in i.parts:
+        if isinstance(p, Refusal) and p.text:
+            content.append({"type": "refusal", "refusal": p.text})
+        else:
+            content += [{"type": "text", "text": t} for t in _texts(r, replace(i, parts=(p,)), "an assistant "
+                                                                   "message holds text only")]
+    if not content:
+        unsaid(r, i)  # (or each part is a loss)
+        return False
+    last = messages[-1] if messages else None
+    if last is not None and last["role"] == "assistant" and last.get("tool_calls"):
+        r.loss("order_adapted", "text after calls", "an assistant message holds its text before its tool calls: "
+               "a text said after a call of its turn is sent before it", i.id)
+        before = last["content"]
+        said = [{"type": "text", "text": before}] if isinstance(before, str) else list(before or ())
+        last["content"] = said + content
+        return True
+    plain = len(content) == 1 and content[0]["type"] == "text"
+    messages.append(_named(r, i, {"role": "assistant", "content": content[0]["text"] if plain else content}))
+    return True
 
 
 def _texts(r: Renderer, i: Input, why: str) -> list[str]:

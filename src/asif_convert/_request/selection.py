@@ -16,7 +16,7 @@ import msgspec
 from asif_convert import ir
 from asif_convert._codec import codec_for
 from asif_convert._dialects.common import CLIENT_RECORDS
-from asif_convert._errors import InvalidInput, Problem, UsageError, pointer
+from asif_convert._errors import InvalidInput, Problem, RequestRefused, UsageError, pointer
 from asif_convert._registry import namespaces
 
 Role = Literal["user", "assistant", "system", "developer", "tool", "unknown"]
@@ -419,7 +419,7 @@ class _Selector:
                                 message=f"tool call '{i.call_id}' ({i.tool_id}) has no recorded result; a provider "
                                         "needs one: --pending drop leaves the call out, --pending as-error answers it "
                                         "with an error result") for k, i in open_calls]
-            raise InvalidInput(problems, self.name)
+            raise RequestRefused(problems, self.name)
         pending_ids = {i.call_id for _, i in open_calls}
         if pending == "drop":
             # Every event that leaves is named: each version of an amended call and any progress results.
@@ -438,9 +438,12 @@ class _Selector:
                 if i.call_id is not None and i.result_index is not None:
                     last[i.call_id] = i.result_index
         answers: dict[int, list[Input]] = {}
-        for _, call in open_calls:  # each answered right after its call's last input
+        for _, call in open_calls:  # each answered right after its call's last input and the calls beside it
             assert call.call_id is not None
-            answers.setdefault(last_input[call.call_id], []).append(Input(
+            at = last_input[call.call_id]
+            while at + 1 < len(inputs) and inputs[at + 1].kind == "tool_call":
+                at += 1  # (calls issued together are answered together)
+            answers.setdefault(at, []).append(Input(
                 id=f"{call.id}~pending-error", kind="tool_result", role="tool",
                 parts=(ir.TextPart(text="The tool call has no recorded result; it was not run again."),),
                 source_events=call.source_events, call_id=call.call_id, result_index=last.get(call.call_id, -1) + 1,
