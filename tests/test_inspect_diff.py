@@ -110,6 +110,7 @@ def test_diff_compares_files_of_json_lines_line_by_line(tmp_path, fmt):
     assert [(c["path"], c["change"]) for c in out["changes"]] == [([3, "timestamp"], "changed")]
     human = invoke("diff", source, changed)
     assert human.exit_code == 1 and "1 differences" in human.stdout, human.output
+    assert "\n  line 3\n    timestamp: " in human.stdout, human.stdout
     assert invoke("diff", source, source).exit_code == 0
 
 

@@ -170,6 +170,8 @@ def _print_tree(changes: list[dict[str, Any]], fmt: str, title: str) -> None:
     shown: set[tuple] = set()
     for change in changes:
         path = change["path"]
+        if path and isinstance(path[0], int):  # a file of JSON Lines: its lines by number
+            path = [f"line {path[0]}", *path[1:]]
         head = path[:2] if path and path[0] in records and len(path) > 2 else path[:1] if len(path) > 1 else []
         for depth in range(1, len(head) + 1):
             if tuple(head[:depth]) not in shown:
