@@ -583,6 +583,18 @@ def test_a_transcript_is_read_as_a_session_as_convert_reads_it(tmp_path):
     res = runner.invoke(app, ["view", str(huge), "-o", str(tmp_path / "h.html"), "--max-string", "1M"])
     assert res.exit_code == 1 and "--max-string" in res.output and "file record" not in res.output, res.output
     assert not (tmp_path / "h.html").exists()
+    # a line nested deeper than a decoder recurses (second, first, on standard input): refused at
+    # its line, no traceback (a process of its own: a test's deep stack would change the depth)
+    nested = "[" * 5000 + "]" * 5000
+    deep = tmp_path / "deep.jsonl"
+    for content, source in ((json.dumps(user) + "\n" + nested + "\n", str(deep)),
+                            (nested + "\n" + json.dumps(user) + "\n", str(deep)), (nested + "\n", "-")):
+        deep.write_text(content)
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        run = subprocess.run([sys.executable, "-m", "asif_convert", "view", source, "-o", str(tmp_path / "d.html")],
+                             input=content.encode(), capture_output=True, env=env)
+        assert run.returncode == 1 and b"Traceback" not in run.stderr, run.stderr[-600:]
+        assert b"nested more than" in run.stderr and not (tmp_path / "d.html").exists()
 
 
 def test_two_files_of_json_lines_side_by_side(tmp_path):

@@ -253,7 +253,7 @@ def _first_line_decodes(data: bytes) -> bool:
     stripped = data.lstrip()
     try:
         return isinstance(msgspec.json.decode(stripped[:stripped.find(b"\n")]), dict)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # (deeper than a decoder recurses: refused as a document)
         return False
 
 

@@ -117,7 +117,7 @@ def _a_session(path: str) -> bool:
     for line in lines[:20]:
         try:
             records.append(msgspec.json.decode(line))
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # (the session's reading refuses it, at its line)
             break
     return not records or detect_lines(records) is not None
 
@@ -128,7 +128,7 @@ def a_manifest(data: bytes) -> bool:
     first = next((line for line in data.splitlines() if line.strip()), b"")
     try:
         record = msgspec.json.decode(first)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return False
     return isinstance(record, dict) and _RECORD_KEYS <= record.keys()
 
