@@ -160,7 +160,8 @@ def test_output_has_the_usual_permissions(tmp_path):
 # would name the current folder (``Path("")`` is ``.``), so every other one refuses it.
 NOT_PATHS = {"to", "source", "fail_on", "pattern", "artifacts_each", "on_loss", "workers", "max_bytes",
              "max_depth", "max_string", "artifact_max_bytes", "artifacts_max_total", "storage_option", "scheduler",
-             "connect_timeout", "provider", "context", "branch", "pending", "session_id"}
+             "connect_timeout", "no_worker_timeout", "stall_timeout", "provider", "context", "branch", "pending",
+             "session_id"}
 
 
 def _path_params():

@@ -13,6 +13,7 @@ EXIT_INVALID_INPUT = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_LOSS_POLICY = 4
+EXIT_CLUSTER_LOST = 5  # batch on a cluster that stopped converting (no worker, or no progress); rerun to resume
 EXIT_INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
 

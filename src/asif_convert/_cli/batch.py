@@ -150,6 +150,11 @@ class TerminalProgress:
         assert self.task is not None, "advance() before start()"
         self.bar.update(self.task, advance=1, bytes=self.bytes, failed=self.failed)
 
+    def found(self, total_files: int, total_bytes: int) -> None:
+        """The totals so far of a listing that streams (object storage)."""
+        if self.task is not None:
+            self.bar.update(self.task, total=max(total_files, 1), total_files=total_files, total_bytes=total_bytes)
+
     def stop(self) -> None:
         self.bar.stop()
 
@@ -161,6 +166,7 @@ class PlainProgress:
         self.interval = interval
         self.total_files = self.total_bytes = 0
         self.files = self.bytes = self.failed = 0
+        self.listing = False
         self.t0 = self.last = time.monotonic()
 
     def _say(self, line: str) -> None:
@@ -170,7 +176,15 @@ class PlainProgress:
         self.total_files, self.total_bytes = total_files, total_bytes
         self.t0 = self.last = time.monotonic()
         on = f" on {workers} worker{'s' if workers > 1 else ''}" if workers else ""
-        self._say(f"batch: {total_files} files, {_mb(total_bytes)}{on}")
+        if self.listing:  # object storage: counted as the listing goes, which the files converting do not wait for
+            self._say(f"batch: listing the sources{on}; files convert as they are found")
+        else:
+            self._say(f"batch: {total_files} files, {_mb(total_bytes)}{on}")
+
+    def found(self, total_files: int, total_bytes: int) -> None:
+        """The totals so far of a listing that streams (object storage); called first before start."""
+        self.listing = True
+        self.total_files, self.total_bytes = total_files, total_bytes
 
     def advance(self, rec: core.FileResult) -> None:
         self.files += 1
@@ -230,7 +244,7 @@ def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _connect(address: str, timeout: float, quiet: bool) -> Any:
+def _connect(address: str, timeout: float, quiet: bool, watch: dict[str, float]) -> Any:
     """The cluster, or one line and exit 2 (1 without the dask extra)."""
     try:
         from asif_convert.batch import _cluster  # the dask extra, loaded only for a cluster
@@ -238,7 +252,7 @@ def _connect(address: str, timeout: float, quiet: bool) -> Any:
         typer.echo("error: --scheduler needs Dask: pip install 'asif-convert[dask]'", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     try:
-        cluster = _cluster.Cluster(address, timeout)
+        cluster = _cluster.Cluster(address, timeout, **watch)
     except UsageError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.stderr.flush()
@@ -344,6 +358,12 @@ SchedulerOpt = Annotated[str | None, typer.Option(
     help="Run on the Dask cluster of this scheduler (tcp://host:8786; default: $DASK_SCHEDULER_ADDRESS).")]
 ConnectTimeoutOpt = Annotated[float, typer.Option(
     "--connect-timeout", metavar="SECONDS", min=0.1, help="How long to wait for the scheduler.")]
+NoWorkerTimeoutOpt = Annotated[float, typer.Option(
+    "--no-worker-timeout", metavar="SECONDS", min=1.0, help="With --scheduler: stop (exit 5, resumable) when the "
+    "cluster has had no worker this long.")]
+StallTimeoutOpt = Annotated[float, typer.Option(
+    "--stall-timeout", metavar="SECONDS", min=0.0, help="With --scheduler: stop (exit 5, resumable) when no file "
+    "has finished this long while the cluster has workers (0: never).")]
 NoResumeOpt = Annotated[bool, typer.Option("--no-resume", help="Redo every file, even those a previous run "
                                                                "converted.")]
 # (--force of the conversions replaces existing files; batch's meant redo every file, now --no-resume)
@@ -396,8 +416,8 @@ def batch(
     artifact_max_bytes: ArtifactMaxOpt = MAX_ARTIFACT_BYTES,
     artifacts_max_total: ArtifactsTotalOpt = MAX_ARTIFACTS_TOTAL,
     storage_option: StorageOptionOpt = None,
-    scheduler: SchedulerOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
+    scheduler: SchedulerOpt = None, connect_timeout: ConnectTimeoutOpt = 10.0,
+    no_worker_timeout: NoWorkerTimeoutOpt = 60.0, stall_timeout: StallTimeoutOpt = 900.0,
     break_lock: BreakLockOpt = False,
     source_pointers: Annotated[bool, typer.Option(
         "--source-pointers", help="To ASIF: carry each export as a resource and point every event at its record. "
@@ -406,8 +426,8 @@ def batch(
     """Convert many files in parallel into OUTDIR; resumable, with a JSONL manifest.
 
     Exit 0 when every file converted; 1 when any input was invalid or refused (or an output could not
-    be written); 3 on internal errors; 4 when only the loss policy refused files; 130 when
-    interrupted (rerun to resume).
+    be written); 3 on internal errors; 4 when only the loss policy refused files; 5 when the cluster
+    stopped converting (no worker, or no progress); 130 when interrupted (rerun to resume).
     """
     _check_sources(sources, force)
     check_formats(to, source)
@@ -425,12 +445,13 @@ def batch(
     summary = core.Summary()  # filled as results arrive, so an interrupted run can still be summarized
     manifest_path = _manifest_path(manifest, outdir, report_html)
     losses = on_loss is not LossPolicy.ignore
-    with _runs_on(scheduler, connect_timeout, workers, quiet) as where:
-        _migrate(sources, outdir, summary, manifest_path, to=to, source=source,
+    with _runs_on(scheduler, connect_timeout, workers, quiet,
+                  {"no_worker_timeout": no_worker_timeout, "stall_timeout": stall_timeout}) as where:
+        lost = _migrate(sources, outdir, summary, manifest_path, to=to, source=source,
                  options=options, compact=compact, limits=build_limits(max_bytes, max_depth, max_string),
                  force=no_resume or force, pattern=pattern, progress=progress, package=package,
                  artifacts_each=artifacts_each, storage_options=storage_options, break_lock=break_lock, **where)
-    code = _tell(summary, manifest_path, sources, pattern, quiet=quiet, losses=losses, report=report)
+    code = _tell(summary, manifest_path, sources, pattern, quiet=quiet, losses=losses, report=report, lost=lost)
     if report_html is not None and not summary.interrupted:
         code = _write_report_html(Path(manifest_path), report_html, Path(outdir), pages, code, quiet=quiet)
     sys.stdout.flush()
@@ -448,10 +469,11 @@ def _check_sources(sources: list[str], force: bool) -> None:
 
 
 def _tell(summary: core.Summary, manifest: Path | str, sources: list[str], pattern: str, *, quiet: bool,
-          losses: bool, report: str | None) -> int:
+          losses: bool, report: str | None, lost: core.ClusterLost | None = None) -> int:
     """Say how the run went (the summary, or one line for an interrupted run with -q, or an error
-    when no file matched), write the --report, and return the exit code."""
-    code = EXIT_INTERRUPTED if summary.interrupted else summary.exit_code
+    when no file matched; the one line of a lost cluster), write the --report, and return the
+    exit code."""
+    code = lost.exit_code if lost is not None else EXIT_INTERRUPTED if summary.interrupted else summary.exit_code
     if summary.counted and not summary.total_files:
         names = ", ".join(input_name(s) for s in sources)
         named = " or ".join(pattern.split(","))  # (several globs, separated by commas)
@@ -460,8 +482,10 @@ def _tell(summary: core.Summary, manifest: Path | str, sources: list[str], patte
     elif not quiet:
         to_stderr = report == "-"  # (standard output holds the report)
         print_summary(summary, manifest, Console(stderr=to_stderr, **_whole_names(to_stderr)), losses=losses)
-    elif summary.interrupted:
+    elif summary.interrupted and lost is None:
         err(interrupted_line(summary))
+    if lost is not None:
+        err(f"error: {lost}")
     if report is not None:
         run = summary.report()
         run.update(manifest=str(manifest), exit_code=code)
@@ -486,7 +510,8 @@ def _manifest_path(manifest: str | None, outdir: str, report_html: Path | None) 
 
 
 @contextmanager
-def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: bool) -> Iterator[dict[str, Any]]:
+def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: bool,
+             watch: dict[str, float]) -> Iterator[dict[str, Any]]:
     """Where the tasks run, as migrate's settings: local worker processes, or the threads of the
     cluster of ``scheduler``, which is closed at the end."""
     if not scheduler:
@@ -495,18 +520,20 @@ def _runs_on(scheduler: str | None, timeout: float, workers: int | None, quiet: 
     if workers is not None:
         raise typer.BadParameter("a cluster runs as many tasks as it has threads; --workers is for local processes",
                                  param_hint="'--workers'")
-    cluster = _connect(scheduler, timeout, quiet)
+    cluster = _connect(scheduler, timeout, quiet, watch)
     try:
         # a bounded window: a few tasks per thread in the scheduler, whatever the archive's size
         yield {"workers": min(cluster.threads, core.MAX_WORKERS), "executor": cluster.executor,
-               "max_in_flight": 2 * cluster.threads}
+               "max_in_flight": 2 * cluster.threads, "watchdog": cluster.watchdog}
     finally:
         cluster.close()  # the scheduler cancels what this run left (after Ctrl-C)
 
 
-def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: Path | str, **settings: Any) -> None:
+def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: Path | str,
+             **settings: Any) -> core.ClusterLost | None:
     """Run the migration; what stops it before its end becomes its message and exit code (an
-    interrupt: marked in the summary, which the caller tells with exit 130)."""
+    interrupt: marked in the summary, which the caller tells with exit 130; a lost cluster: the
+    same, and returned for the caller to say, exit 5)."""
     try:
         with sigterm_interrupts():  # `kill` stops a batch as Ctrl-C does
             core.migrate(sources, outdir, manifest=manifest, keep_results=False, summary=summary, **settings)
@@ -516,10 +543,14 @@ def _migrate(sources: list[str], outdir: str, summary: core.Summary, manifest: P
     except UsageError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    except core.ClusterLost as exc:  # (said by the caller, after the summary so far)
+        summary.interrupted = True
+        return exc
     except KeyboardInterrupt:
         summary.interrupted = True  # (said by the caller, with the summary so far)
     except Exception as exc:  # a bug outside any one file
         raise internal_error(exc) from None
+    return None
 
 
 def _write_report_html(manifest: Path, report: Path, outdir: Path, pages: Path | None, code: int, *,

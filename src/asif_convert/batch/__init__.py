@@ -32,6 +32,7 @@ from asif_convert.batch._records import (
     STATUSES,
     UNCHANGED,
     UNWRITABLE,
+    ClusterLost,
     FileResult,
     UsageError,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "STATUSES",
     "UNCHANGED",
     "UNWRITABLE",
+    "ClusterLost",
     "FileResult",
     "Found",
     "Manifest",

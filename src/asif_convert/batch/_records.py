@@ -34,6 +34,13 @@ class UsageError(errors.UsageError, ValueError):
     manifest path that is not a manifest); nothing was converted."""
 
 
+class ClusterLost(Exception):
+    """The cluster a batch runs on stopped converting: no worker for too long, or no result for
+    too long while it has workers. What was reported is in the manifest; a rerun resumes."""
+
+    exit_code = errors.EXIT_CLUSTER_LOST
+
+
 class Previous(NamedTuple):
     """What a rerun compares of a file's last ``ok`` conversion with the same settings."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import secrets
 import shutil
 import socket
@@ -27,13 +28,16 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 import fsspec
+from fsspec.asyn import sync
 
 from asif_convert._errors import InvalidInput, OutputError, Problem, display_name
 from asif_convert._limits import Limits, check_size
+from asif_convert.batch import _credentials as credentials
 from asif_convert.batch._discover import Found, Refused
 from asif_convert.batch._manifest import Manifest
 from asif_convert.batch._paths import Unsafe
@@ -48,6 +52,9 @@ LOCK_NAME = ".asif-convert.lock"
 HEARTBEAT_SECONDS = 30.0  # how often a run renews its lock object
 STALE_SECONDS = 300.0  # a lock not renewed for this long belongs to a run that is gone
 FLUSH_SECONDS = 5.0  # how often new manifest lines are sent
+WRITE_ATTEMPTS = 5  # uploads of an output, when the failures are transient (beyond the SDK's own retries)
+MANIFEST_PART_BYTES = 5 * 2**20  # a large manifest goes up in parts this size (S3's smallest)
+BACKOFF_SECONDS = 0.25  # the pause after the first failed upload; it doubles after each
 
 
 def filesystem(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
@@ -61,7 +68,7 @@ def filesystem(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
         extra = EXTRAS.get(protocol)
         how = f"pip install 'asif-convert[{extra}]'" if extra else "install the fsspec package that provides it"
         raise UsageError(f"{url}: the {protocol}:// file system is not installed; {how}") from None
-    options = dict(storage_options)
+    options = credentials.merge(storage_options, credentials.held())  # this process's own, never a task's
     if protocol in ("s3", "s3a") and "config_kwargs" not in options:
         options["config_kwargs"] = _S3_CONFIG
     try:
@@ -164,7 +171,7 @@ def discover(url: str, *, pattern: str, exclude: list[str],
 def _walk(fs: Any, protocol: str, top: str, rel0: tuple[str, ...], pattern: str,
           excluded: list[str]) -> Iterator[Found | Refused]:
     top = top.rstrip("/")
-    for key, info in sorted(fs.find(top, detail=True).items()):
+    for key, size in _listing(fs, top):
         url = f"{protocol}://{key}"
         if _excluded(url, excluded) or not key.startswith(top + "/"):
             continue
@@ -175,7 +182,33 @@ def _walk(fs: Any, protocol: str, top: str, rel0: tuple[str, ...], pattern: str,
             continue
         if any(p.startswith(".") for p in parts) or not matches(parts[-1], pattern):
             continue
-        yield Found(url, rel, int(info.get("size") or 0), False)
+        yield Found(url, rel, size, False)
+
+
+def _listing(fs: Any, top: str) -> Iterator[tuple[str, int]]:
+    """Every object under the prefix ``top``, sorted, as (key, size). On S3 a page at a time
+    (1,000 keys), fetched as the batch asks for more, so the first files convert while the
+    listing goes on and memory holds one page whatever the prefix holds; another file system's
+    listing comes whole from ``find``."""
+    if not _is_s3(fs):
+        for key, info in sorted(fs.find(top, detail=True).items()):
+            yield key, int(info.get("size") or 0)
+        return
+    bucket, prefix, _ = fs.split_path(top)
+    ask: dict[str, Any] = {"Bucket": bucket, "Prefix": f"{prefix}/" if prefix else "", **getattr(fs, "req_kw", {})}
+    while True:  # S3 lists keys in their UTF-8 order: Python's order of the names
+        page = sync(fs.loop, fs._call_s3, "list_objects_v2", **ask)
+        for obj in page.get("Contents", ()):
+            if not obj["Key"].endswith("/"):  # a folder's marker object is no file
+                yield f"{bucket}/{obj['Key']}", int(obj.get("Size") or 0)
+        if not page.get("IsTruncated"):
+            return
+        ask["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def _is_s3(fs: Any) -> bool:
+    protocols = fs.protocol if isinstance(fs.protocol, tuple | list) else (fs.protocol,)
+    return any(p in ("s3", "s3a") for p in protocols) and hasattr(fs, "_call_s3")
 
 
 def _glob(fs: Any, protocol: str, path: str, pattern: str, excluded: list[str]) -> Iterator[Found | Refused]:
@@ -224,13 +257,40 @@ def _key(outdir: str, rel: str) -> str:
 
 
 def write(outdir: str, rel: str, data: bytes, storage_options: dict[str, Any]) -> None:
-    """Put OUTDIR/rel as one upload of the finished bytes."""
+    """Put OUTDIR/rel as one upload of the finished bytes. An upload that fails for a reason that
+    passes (the store busy or failing, a connection closed or timed out) is made again after a
+    pause that doubles, WRITE_ATTEMPTS times in all; any other failure is final at once. A failed
+    upload leaves no object: the store publishes one only when it has all of its bytes."""
     fs, base = filesystem(outdir, storage_options)
     url = _key(canonical(outdir), rel)
-    try:
-        fs.pipe_file(_key(base, rel), data)
-    except Exception as exc:
-        raise OutputError(f"cannot write {display_name(url)}: {_reason(exc)} (nothing was written)") from None
+    key = _key(base, rel)
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            fs.pipe_file(key, data)
+            return
+        except Exception as exc:
+            if attempt == WRITE_ATTEMPTS or not _transient(exc):
+                tried = f" ({attempt} attempts)" if attempt > 1 else ""
+                raise OutputError(f"cannot write {display_name(url)}: {_reason(exc)}{tried} (nothing was "
+                                  "written)") from None
+        time.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))  # jittered: workers spread out
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a failed request may succeed if made again: not when the store refuses it (no
+    bucket, access denied, a bad request: an HTTP status below 500 but 408 and 429), nor for a
+    file system's own refusal; yes for a server error, throttling, or a connection lost."""
+    if isinstance(exc, FileNotFoundError | PermissionError | FileExistsError | IsADirectoryError
+                  | NotADirectoryError | ValueError | TypeError | NotImplementedError):
+        return False
+    seen: BaseException | None = exc
+    while seen is not None:
+        response = getattr(seen, "response", None)
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode") if isinstance(response, dict) else None
+        if isinstance(status, int):
+            return status >= 500 or status in (408, 429)
+        seen = seen.__cause__ or seen.__context__
+    return True
 
 
 def size(outdir: str, rel: str, storage_options: dict[str, Any]) -> int | None:
@@ -265,23 +325,54 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class _Held(NamedTuple):
+    """A lock object as read: what it says, its ETag, and when the store last wrote it (the
+    store's clock, epoch seconds; None where the store does not say)."""
+
+    body: dict[str, Any]
+    etag: str | None
+    modified: float | None
+
+
+def _modified(info: dict[str, Any]) -> float | None:
+    """When the store last wrote an object, by the store's clock (s3fs, adlfs, gcsfs name it so)."""
+    for name in ("LastModified", "last_modified", "updated"):
+        value = info.get(name)
+        if isinstance(value, datetime):
+            return value.timestamp()
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                continue
+    return None
+
+
 class OutdirLock:
     """The lock object ``OUTDIR/.asif-convert.lock``: ``{"pid", "machine", "token", "heartbeat"}``.
 
     Made with a conditional create (S3: ``If-None-Match: *``; a file system without one checks
     first, which leaves a short race between two runs starting at the same moment). The holder
-    rewrites its heartbeat every HEARTBEAT_SECONDS. A lock is stale, and taken over, when its
-    heartbeat is older than STALE_SECONDS (clocks must agree to within that), or when it was made
-    on this machine by a process that is gone; ``break_lock`` takes it whatever it says.
+    rewrites it every HEARTBEAT_SECONDS. A lock is stale, and taken over, when it has not been
+    rewritten for ``stale_seconds``, or when it was made on this machine by a process that is
+    gone; ``break_lock`` takes it whatever it says. The age is the store's: the object's
+    modification time against that of a probe object written now, so a client whose clock is
+    off neither takes a live lock nor waits on a dead one (a store that keeps no modification
+    time falls back to the heartbeat inside, by this machine's clock). On S3 a stale lock is
+    replaced only if it is still the object judged (``If-Match`` on its ETag), and so is a
+    heartbeat: of two runs taking over at once, one wins.
     """
 
-    def __init__(self, outdir: str, storage_options: dict[str, Any], *, break_lock: bool = False) -> None:
+    def __init__(self, outdir: str, storage_options: dict[str, Any], *, break_lock: bool = False,
+                 stale_seconds: float = STALE_SECONDS) -> None:
         self.fs, base = filesystem(outdir, storage_options)
         self.key = base.rstrip("/") + "/" + LOCK_NAME
         self.url = canonical(outdir).rstrip("/") + "/" + LOCK_NAME
         self.outdir = canonical(outdir)
         self.token = secrets.token_hex(8)
         self.break_lock = break_lock
+        self.stale_seconds = stale_seconds
+        self.conditional = _is_s3(self.fs)  # If-Match on a PUT: S3's
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -297,33 +388,82 @@ class OutdirLock:
                 raise FileExistsError(self.key) from None
             self.fs.pipe_file(self.key, self._body())
 
-    def _holder(self) -> dict[str, Any] | None:
+    def _read(self) -> _Held | None:
+        self.fs.invalidate_cache(self.key)
         try:
+            info = self.fs.info(self.key)
             raw = self.fs.cat_file(self.key)
         except FileNotFoundError:
             return None
         try:
-            held = json.loads(raw)
+            body = json.loads(raw)
         except ValueError:
-            held = None
-        return held if isinstance(held, dict) else {}
+            body = None
+        return _Held(body if isinstance(body, dict) else {}, info.get("ETag"), _modified(info))
+
+    def _replace(self, held: _Held) -> None:
+        """Write our lock over ``held``, on S3 only if it is still that object (else OSError)."""
+        if self.conditional and held.etag:
+            self.fs.pipe_file(self.key, self._body(), IfMatch=held.etag)
+        else:
+            self.fs.pipe_file(self.key, self._body())
+
+    def _age(self, held: _Held) -> float | None:
+        """How long ago the lock was last written: by the store's clock where it keeps one."""
+        if held.modified is not None:
+            probe = f"{self.key}.clock-{self.token}"
+            try:
+                self.fs.pipe_file(probe, b"")
+                now = _modified(self.fs.info(probe))
+                self.fs.rm_file(probe)
+            except Exception:  # no probe: this machine's clock
+                now = None
+            if now is not None:
+                return now - held.modified
+        beat = held.body.get("heartbeat")
+        return time.time() - beat if isinstance(beat, int | float) else None
+
+    def _stale(self, held: _Held, age: float | None) -> bool:
+        if not isinstance(held.body.get("heartbeat"), int | float):  # not asif-convert's: never taken silently
+            return False
+        if age is not None and age > self.stale_seconds:
+            return True
+        pid = held.body.get("pid")
+        return (held.body.get("machine") == _machine() and isinstance(pid, int) and pid != os.getpid()
+                and not _alive(pid))
+
+    def _take_over(self, held: _Held) -> bool:
+        """Replace a stale lock with ours; False when another run acted on it first."""
+        if self.conditional and held.etag:
+            try:
+                self._replace(held)
+                return True
+            except OSError:  # it changed since it was judged (PreconditionFailed), or is gone
+                return False
+        _remove(self.fs, self.key)
+        try:
+            self._create()
+        except FileExistsError:
+            return False
+        return True
 
     def __enter__(self) -> OutdirLock:
         with _refusing(self.outdir, usage=True):
-            for _ in range(3):
+            for _ in range(5):
                 try:
                     self._create()
                     break
                 except FileExistsError:
-                    self.fs.invalidate_cache(self.key)
-                    held = self._holder()
-                    if held is None:  # released meanwhile
-                        continue
-                    if self.break_lock or _stale(held):
-                        self.break_lock = False  # break it once, not a lock a new run takes meanwhile
-                        self.fs.rm_file(self.key)
-                        continue
-                    raise UsageError(_busy(self.outdir, held)) from None
+                    held = self._read()
+                if held is None:  # released meanwhile
+                    continue
+                age = self._age(held)
+                if self.break_lock or self._stale(held, age):
+                    self.break_lock = False  # break it once, not a lock a new run takes meanwhile
+                    if self._take_over(held):
+                        break
+                    continue
+                raise UsageError(_busy(self.outdir, held, age, self.stale_seconds))
             else:
                 raise UsageError(f"{self.outdir} is in use by another asif-convert batch (its lock changes hands "
                                  "as this run starts); wait for it to finish or choose another OUTDIR")
@@ -334,11 +474,11 @@ class OutdirLock:
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
             try:
-                held = self._holder()
-                if not held or held.get("token") != self.token:
+                held = self._read()
+                if held is None or held.body.get("token") != self.token:
                     return  # broken by another run: nothing of ours to renew
-                self.fs.pipe_file(self.key, self._body())
-            except Exception:  # a missed beat; the next one tries again
+                self._replace(held)
+            except Exception:  # a missed beat (or taken over meanwhile: the next read says so)
                 continue
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -346,31 +486,21 @@ class OutdirLock:
         if self._thread is not None:
             self._thread.join(timeout=5)
         try:
-            held = self._holder()
-            if held and held.get("token") == self.token:
+            held = self._read()
+            if held and held.body.get("token") == self.token:
                 self.fs.rm_file(self.key)
         except Exception:  # the store is unreachable now: the lock goes stale by itself
             pass
 
 
-def _stale(held: dict[str, Any]) -> bool:
-    beat = held.get("heartbeat")
-    if not isinstance(beat, int | float):  # a lock asif-convert did not write is never taken silently
-        return False
-    if time.time() - beat > STALE_SECONDS:
-        return True
-    pid = held.get("pid")
-    return held.get("machine") == _machine() and isinstance(pid, int) and pid != os.getpid() and not _alive(pid)
-
-
-def _busy(outdir: str, held: dict[str, Any]) -> str:
-    if "heartbeat" not in held:
+def _busy(outdir: str, held: _Held, age: float | None, stale_seconds: float) -> str:
+    if "heartbeat" not in held.body:
         return (f"{outdir} has a lock object {LOCK_NAME} that asif-convert did not write; remove it, or rerun "
                 "with --break-lock")
-    age = time.time() - float(held["heartbeat"])
-    return (f"{outdir} is in use by another asif-convert batch (pid {held.get('pid')}, its lock renewed "
-            f"{max(age, 0):.0f} s ago); wait for it to finish, choose another OUTDIR, or if that run is gone, rerun "
-            f"with --break-lock (a lock not renewed for {STALE_SECONDS:.0f} s is taken over)")
+    renewed = f", its lock renewed {max(age, 0):.0f} s ago" if age is not None else ""
+    return (f"{outdir} is in use by another asif-convert batch (pid {held.body.get('pid')}{renewed}); wait for it "
+            f"to finish, choose another OUTDIR, or if that run is gone, rerun with --break-lock (a lock not renewed "
+            f"for {stale_seconds:.0f} s is taken over)")
 
 
 # -- the manifest ----------------------------------------------------------------------------------
@@ -414,8 +544,10 @@ class RemoteManifest(Manifest):
         self._mine: list[str] = []
 
     def _put(self) -> None:
-        with open(self.path, "rb") as fh:
-            self.fs.pipe_file(self.key, fh.read())
+        """The working copy put whole, from the file: on S3 a multipart upload of MANIFEST_PART_BYTES
+        parts above twice that (published only when complete), so a large manifest is never all in
+        memory at once."""
+        self.fs.put_file(str(self.path), self.key, **({"chunksize": MANIFEST_PART_BYTES} if _is_s3(self.fs) else {}))
 
     def append(self, rec: FileResult) -> None:
         super().append(rec)

@@ -26,6 +26,7 @@ from asif_convert._errors import ConversionError
 from asif_convert._limits import Limits
 from asif_convert._registry import get, registry
 from asif_convert._version import __version__
+from asif_convert.batch import _credentials as credentials
 from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import Skipper, check_template
 from asif_convert.batch._discover import Found, Refused
@@ -36,6 +37,7 @@ from asif_convert.batch._records import (
     INTERNAL,
     REFUSED,
     UNCHANGED,
+    ClusterLost,
     FileResult,
     UsageError,
 )
@@ -84,7 +86,7 @@ def local_executor(workers: int, stop: Any = None) -> ProcessPoolExecutor:
     """
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=init_worker, initargs=(os.getpid(), stop))
+                               initializer=init_worker, initargs=(os.getpid(), stop, credentials.held()))
 
 
 def clean_stale_temps(outdir: str | os.PathLike[str]) -> int:
@@ -112,12 +114,15 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
             max_in_flight: int | None = None, chunk_size: int | None = None, keep_results: bool = True,
             on_result: Callable[[FileResult], None] | None = None, progress: Progress | None = None,
             summary: Summary | None = None, package: bool = False, artifacts_each: str | None = None,
-            storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> Report:
+            storage_options: dict[str, Any] | None = None, break_lock: bool = False,
+            watchdog: Callable[[float], None] | None = None) -> Report:
     """Convert every file under ``sources`` (one path, or several) into ``outdir``, mirroring the tree.
 
     ``sources``, ``outdir`` and ``manifest`` may be fsspec URLs (``s3://bucket/exports/``, with
     the ``s3``, ``gcs`` or ``azure`` extra): ``storage_options`` go to their file systems, and
     ``break_lock`` takes a remote OUTDIR's lock object whatever it says (see docs/batch.md).
+    Credentials among ``storage_options`` stay in this process and its own worker processes:
+    no task carries them, so a cluster's workers take their own (see docs/batch.md).
 
     ``executor`` is any :class:`concurrent.futures.Executor` (e.g. a Dask cluster's
     ``Client.get_executor()``; pass ``workers`` to say how many tasks it runs at once); by default
@@ -131,6 +136,9 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     run converted. ``limits`` bound what is read from each file, as for one conversion. Running
     totals go to ``summary`` (pass your own to keep them if interrupted).
     One run at a time may use an OUTDIR (a second is refused with :class:`UsageError`).
+    ``watchdog`` is called about every second while results are awaited, with the seconds since
+    the last one arrived; what it raises stops the run as Ctrl-C does, its tasks cancelled (a
+    cluster's, see ``_cluster.Cluster.watchdog``).
     Ctrl-C (KeyboardInterrupt) cancels what has not started, waits for the files being
     converted and records them, then propagates; outputs are written atomically.
 
@@ -142,46 +150,57 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     options = options or Options()
     limits = limits or Limits()
     _check_settings(to, source, options, workers, package, artifacts_each)
-    storage_options = dict(storage_options or {})
-    srcs = storage.checked_sources([sources] if isinstance(sources, str | os.PathLike) else sources, storage_options)
-    out_arg = storage.local_form(outdir)
-    remote_out = storage.is_url(out_arg)
-    if (remote_out or any(storage.is_url(s) for s in srcs)) and (artifacts_each or options.artifacts_root):
-        raise UsageError("artifact folders are read from local sources into a local OUTDIR only")
-    out = Path(out_arg)
-    roots = tuple(storage.source_root(s) for s in srcs)
-    out_abs, out_real = _outdir_forms(out_arg, srcs, roots)
-    spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=out_abs,
-                outdir_real=out_real, roots=roots,
-                settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
-                run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
-                artifacts_each=artifacts_each, storage_options=storage_options)
-    mpath = storage.manifest_at(manifest, out_abs)
+    # credentials stay in this process (and its own workers): a task carries only the rest
+    storage_options, secret = credentials.split(dict(storage_options or {}))
+    with credentials.holding(secret):
+        srcs = storage.checked_sources([sources] if isinstance(sources, str | os.PathLike) else sources,
+                                       storage_options)
+        out_arg = storage.local_form(outdir)
+        if (storage.is_url(out_arg) or any(storage.is_url(s) for s in srcs)) \
+                and (artifacts_each or options.artifacts_root):
+            raise UsageError("artifact folders are read from local sources into a local OUTDIR only")
+        roots = tuple(storage.source_root(s) for s in srcs)
+        out_abs, out_real = _outdir_forms(out_arg, srcs, roots)
+        spec = Spec(to=to, source=source, options=options, compact=compact, limits=limits, outdir=out_abs,
+                    outdir_real=out_real, roots=roots,
+                    settings=settings_key(to, source, options, compact, limits, package, artifacts_each),
+                    run=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), package=package,
+                    artifacts_each=artifacts_each, storage_options=storage_options)
+        mpath = storage.manifest_at(manifest, out_abs)
+        run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
+                   force=force, keep_results=keep_results, on_result=on_result, progress=progress,
+                   summary=summary if summary is not None else Summary(), watchdog=watchdog)
+        if mpath is not None:
+            run.refuse_an_output_at(mpath, "the manifest (--manifest)")
+        _run_in(run, out_arg, mpath, break_lock=break_lock, force=force,
+                pool=lambda: _Pool(executor, workers), max_in_flight=max_in_flight, chunk_size=chunk_size)
+    return Report(results=run.results, summary=run.summary, manifest=mpath)
 
-    run = _Run(spec, srcs, pattern=pattern, exclude=[spec.outdir] + ([str(mpath)] if mpath else []),
-               force=force, keep_results=keep_results, on_result=on_result, progress=progress,
-               summary=summary if summary is not None else Summary())
-    if mpath is not None:
-        run.refuse_an_output_at(mpath, "the manifest (--manifest)")
+
+def _run_in(run: _Run, out_arg: str, mpath: Path | str | None, *, break_lock: bool, force: bool,
+            pool: Callable[[], _Pool], max_in_flight: int | None, chunk_size: int | None) -> None:
+    """Take OUTDIR (its folder, its lock, the stray temp files of a killed run, the manifest),
+    then run the batch on the pool."""
+    spec = run.spec
+    remote_out = storage.is_url(out_arg)
     if not remote_out:
         with _cannot_start():
-            out.mkdir(parents=True, exist_ok=True)
+            Path(out_arg).mkdir(parents=True, exist_ok=True)
     with ExitStack() as held:
         with _cannot_start():
-            held.enter_context(storage.lock(out_abs if remote_out else os.fspath(out), storage_options,
+            held.enter_context(storage.lock(spec.outdir if remote_out else out_arg, spec.storage_options,
                                             break_lock=break_lock))
             if not remote_out:
                 clean_stale_temps(spec.outdir)
             # before any worker starts: it may refuse the file
             book = storage.open_manifest(os.fspath(mpath), fresh=force, run=spec.run,
-                                         storage_options=storage_options) if mpath else None
+                                         storage_options=spec.storage_options) if mpath else None
         try:
-            with _Pool(executor, workers) as pool:
-                run.execute(book, pool, max_in_flight, chunk_size)
+            with pool() as running:
+                run.execute(book, running, max_in_flight, chunk_size)
         finally:
             if book is not None:
                 book.close()
-    return Report(results=run.results, summary=run.summary, manifest=mpath)
 
 
 def _check_settings(to: str, source: str | None, options: Options, workers: int | None, package: bool,
@@ -295,13 +314,16 @@ class _Run:
 
     def __init__(self, spec: Spec, srcs: list[str], *, pattern: str, exclude: list[str], force: bool,
                  keep_results: bool, on_result: Callable[[FileResult], None] | None, progress: Progress | None,
-                 summary: Summary) -> None:
+                 summary: Summary, watchdog: Callable[[float], None] | None = None) -> None:
+        self.watchdog = watchdog
+        self.last_result = time.monotonic()  # when a result last arrived, for the watchdog
         self.spec, self.srcs, self.pattern, self.exclude = spec, srcs, pattern, exclude
         self.force, self.keep_results, self.on_result, self.progress = force, keep_results, on_result, progress
         self.summary = summary
         self.results: list[FileResult] = []
         self.book: Manifest | None = None
-        self.seen: dict[str, str] = {}  # output key -> input, to refuse a second input for one output
+        self.seen: set[int] = set()  # the outputs' digests, to refuse a second input for one output
+        self.streaming = False  # whether discovery is one pass, the totals growing as it goes
         # each task in flight: its files, the executor it ran on, and whether it is a retry
         self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor, bool]] = {}
         self.suspects: deque[Task] = deque()  # files of tasks a dying worker took down, to retry alone
@@ -310,20 +332,24 @@ class _Run:
 
     def execute(self, book: Manifest | None, pool: _Pool, max_in_flight: int | None, chunk_size: int | None) -> None:
         self.book = book
-        total_files = total_bytes = 0
-        for item in self._discover():
-            total_files += 1
-            total_bytes += item.size if isinstance(item, Found) else 0
-        self.summary.total_files, self.summary.total_bytes = total_files, total_bytes
-        self.summary.counted = True
+        # A listing of object storage streams: its pages feed the tasks as they come (the first
+        # files convert while it goes on, and a million keys are never held at once), and the
+        # totals grow as it goes. A local walk is counted first, for the progress display's ETA.
+        self.streaming = any(storage.is_url(s) for s in self.srcs)
+        if not self.streaming:
+            for item in self._discover():
+                self.summary.total_files += 1
+                self.summary.total_bytes += item.size if isinstance(item, Found) else 0
+            self.summary.counted = True
         self.summary.started = time.perf_counter()
+        self.last_result = time.monotonic()
         window = max_in_flight or 2 * pool.parallelism
-        # small tasks amortize per-task overhead; enough of them keep all workers busy
-        size = chunk_size or max(1, min(32, total_files // (pool.parallelism * 16)))
         if self.progress is not None:
+            if self.streaming:
+                self._found(None)  # before start: the display knows the totals will grow
             with signals_to_main_thread():  # (a display may start a thread)
-                self.progress.start(total_files, total_bytes, pool.shown_workers)
-        work = self._chunks(size)
+                self.progress.start(self.summary.total_files, self.summary.total_bytes, pool.shown_workers)
+        work = self._chunks(chunk_size, pool.parallelism)
         try:
             self._fill(pool, work, window)
             while self.pending:
@@ -333,6 +359,11 @@ class _Run:
             pool.stop()  # first: every moment from here on, a worker could start another file
             self.summary.interrupted = True
             pool.abandoned = not self._finish_started(pool)
+            raise
+        except ClusterLost:  # nothing more will finish: what was reported stands
+            self.summary.interrupted = True
+            for fut in self.pending:
+                fut.cancel()
             raise
         finally:
             work.close()
@@ -355,10 +386,19 @@ class _Run:
         fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
         self.pending[fut] = (chunk, ran_on, retry)
 
+    def _wait(self) -> set[Future[list[FileResult]]]:
+        """The tasks done, or none after a second (a Ctrl-C caught by a thread this run did not
+        start, which Python hands to this thread only when it wakes, still stops the run within a
+        second); then the watchdog, if any, looks on."""
+        done = wait(list(self.pending), timeout=_WAKE_SECONDS, return_when=FIRST_COMPLETED)[0]
+        if done:
+            self.last_result = time.monotonic()
+        elif self.watchdog is not None:
+            self.watchdog(time.monotonic() - self.last_result)
+        return done
+
     def _collect_done(self, pool: _Pool) -> None:
-        # (with a timeout: a Ctrl-C caught by a thread this run did not start, which Python hands
-        # to this thread only when it wakes, still stops the run within a second)
-        done, _ = wait(list(self.pending), timeout=_WAKE_SECONDS, return_when=FIRST_COMPLETED)
+        done = self._wait()
         for fut in done:
             chunk, ran_on, retry = self.pending.pop(fut)
             if fut.cancelled():
@@ -425,13 +465,18 @@ class _Run:
 
     def _discover(self) -> Iterator[Found | Refused]:
         """The files of the run, each once: a file reached twice at the same relative path (a
-        source named twice, a folder and a file in it) is one input. Both passes use this."""
+        source named twice, a folder and a file in it) is one input. Both passes use this. (One
+        URL's listing names each key once: nothing to remember then.)"""
+        once = len(self.srcs) == 1 and storage.is_url(self.srcs[0])
         seen: set[tuple[str, tuple[str, ...] | None]] = set()
         for item in storage.find_inputs(self.srcs, pattern=self.pattern, exclude=self.exclude,
                                         storage_options=self.spec.storage_options):
             named = isinstance(item, Found) and not item.confined  # taken as given
             if self.skipper is not None and item.rel and not named \
                     and self.skipper.skipped(item.path, len(item.rel) - 1):
+                continue
+            if once:
+                yield item
                 continue
             key = ((item.real if isinstance(item, Found) and item.real else storage.identity(item.path)), item.rel)
             if key not in seen:
@@ -440,6 +485,8 @@ class _Run:
 
     def _tasks(self) -> Iterator[Task]:
         for item in self._discover():
+            if self.streaming:
+                self._found(item)
             try:
                 rel = output_path(item.rel, self.spec.to, self.spec.package) if item.rel else None
             except ValueError as exc:
@@ -449,23 +496,42 @@ class _Run:
                 self._record(_refused(self.spec, item.path, rel, item.reason))
             elif rel is None:
                 self._record(_refused(self.spec, item.path, None, "no output name"))
-            elif rel in self.seen:
-                why = f"its output {rel} is already the output of {self.seen[rel]}"
+            elif _digest(rel) in self.seen:
+                why = f"its output {rel} is already the output of an input found before it"
                 self._record(_refused(self.spec, item.path, None, why))
             else:
-                self.seen[rel] = item.path
+                self.seen.add(_digest(rel))
                 expect = None if self.force or self.book is None else self.book.previous(rel, self.spec.settings)
                 yield Task(item.path, rel, item.confined, expect)
+        self.summary.counted = True  # (a listing that streams is done: its total is known now)
 
-    def _chunks(self, size: int) -> Generator[list[Task], None, None]:
+    def _found(self, item: Found | Refused | None) -> None:
+        """One more file listed (streaming): the totals, and the progress display's, grow."""
+        if item is not None:
+            self.summary.total_files += 1
+            self.summary.total_bytes += item.size if isinstance(item, Found) else 0
+        found = getattr(self.progress, "found", None)  # (a caller's display may not follow the listing)
+        if found is not None:
+            found(self.summary.total_files, self.summary.total_bytes)
+
+    def _chunks(self, chunk_size: int | None, parallelism: int) -> Generator[list[Task], None, None]:
+        """The tasks, ``chunk_size`` files each; by default as many as amortize a task's overhead
+        while enough tasks keep every worker busy, from what is known of the total (it grows
+        while a listing streams, and the tasks with it, up to 32 files)."""
         chunk: list[Task] = []
         for task in self._tasks():
             chunk.append(task)
-            if len(chunk) >= size:
+            if len(chunk) >= (chunk_size or max(1, min(32, self.summary.total_files // (parallelism * 16)))):
                 yield chunk
                 chunk = []
         if chunk:
             yield chunk
+
+
+def _digest(rel: str) -> int:
+    """An output's key, as the run remembers it to refuse a second input for it: 16 bytes, not
+    the name (a name can be hundreds), so that memory stays small whatever the archive's size."""
+    return int.from_bytes(hashlib.blake2b(rel.encode("utf-8", "surrogateescape"), digest_size=16).digest())
 
 
 def _noop() -> None:

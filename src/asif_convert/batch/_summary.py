@@ -106,6 +106,10 @@ class Summary:
 
 
 class Progress(Protocol):
+    """A display of a batch's progress. It may also have ``found(total_files, total_bytes)``:
+    then, when the sources are object storage (listed as the files convert), it is called once
+    before ``start`` (with zeros, and ``start`` gets zeros too) and again as each file is found."""
+
     def start(self, total_files: int, total_bytes: int, workers: int | None) -> None: ...
 
     def advance(self, rec: FileResult) -> None: ...

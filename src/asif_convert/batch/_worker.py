@@ -18,6 +18,7 @@ from asif_convert._artifacts import ArtifactFiles, reads_digest, remove_files, r
 from asif_convert._errors import ConversionError, InvalidInput, LossPolicyError, OutputError, Problem
 from asif_convert._limits import Limits
 from asif_convert._pipeline import FILE_NOT_CARRIED, convert
+from asif_convert.batch import _credentials as credentials
 from asif_convert.batch import _storage as storage
 from asif_convert.batch._artifact_folders import folder_for
 from asif_convert.batch._paths import Unsafe
@@ -55,7 +56,8 @@ class Spec:
     run: str
     package: bool = False  # write ASIF packages (.asif.zip)
     artifacts_each: str | None = None  # each export's artifacts folder, a template (see _artifact_folders)
-    storage_options: dict[str, Any] = field(default_factory=dict)  # for URLs: what fsspec's file systems take
+    # for URLs: what fsspec's file systems take, but the credentials (see _credentials: never in a task)
+    storage_options: dict[str, Any] = field(default_factory=dict)
 
     def options_for(self, path: str) -> Options:
         """The options of one file: with ``artifacts_each``, its own artifacts folder."""
@@ -78,15 +80,17 @@ class Task(NamedTuple):
 _stop: Any = None
 
 
-def init_worker(parent: int, stop: Any = None) -> None:
+def init_worker(parent: int, stop: Any = None, secret: dict[str, Any] | None = None) -> None:
     """Set up a local worker process: it leaves Ctrl-C to the parent (which stops the batch
     cleanly), ends on SIGTERM as a process does by default (the handler it was forked with turns
     SIGTERM into Ctrl-C for the parent only), dies with the parent (a killed batch leaves no
     orphans), and runs without the cyclic collector (documents are trees; scanning millions of
     fresh objects costs a third of the time). ``stop`` is the parent's shared flag: once set, no
-    file starts (a lock-free byte: a worker killed while reading it blocks no other)."""
+    file starts (a lock-free byte: a worker killed while reading it blocks no other). ``secret``:
+    the batch's storage credentials, given here so that no task carries them (see _credentials)."""
     global _stop
     _stop = stop
+    credentials.hold(secret or {})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):  # forked where the parent blocked them for its threads
