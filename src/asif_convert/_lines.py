@@ -94,12 +94,15 @@ def _line_by_line(pieces: list[bytes], name: str, limits: Limits) -> Lines:
     return Lines(records=records, problems=problems, name=name)
 
 
+_NON_BLANK = re.compile(rb"\S")  # (what bytes.strip() keeps: all but ASCII whitespace)
+
+
 def looks_like_lines(data: bytes) -> bool:
     """Whether ``data`` holds more than one non-blank line (a document that is not one JSON
     value may be JSON Lines)."""
     start = len(data) - len(data.lstrip())
     end = data.find(b"\n", start)
-    return end != -1 and bool(data[end:].strip())
+    return end != -1 and _NON_BLANK.search(data, end) is not None  # (not a copy of the rest)
 
 
 def encode_lines(values: Iterable[Any], limits: Limits, source: str) -> bytes:

@@ -47,7 +47,12 @@ def _diff(base: Any, target: Any) -> dict[str, Any] | None:
         out: dict[str, Any] = {}
         changed = {}
         for key, value in target.items():
-            sub = _diff(base[key], value) if key in base else {"=": value}
+            if key not in base:
+                sub: dict[str, Any] | None = {"=": value}
+            elif base[key] is value:  # (one object: a member told equal before the walk, say)
+                continue
+            else:
+                sub = _diff(base[key], value)
             if sub is not None:
                 changed[key] = sub
         if changed:

@@ -116,8 +116,9 @@ class Reader:
         by_message: dict[str, list[int]] = {}
         uuids: set[str] = set()
         repeated: set[int] = set()  # a record whose uuid came before: kept as it is
+        readable = [message_record(v) for _, v in self.records]  # (told once a record)
         for n, (_, v) in enumerate(self.records):
-            if not message_record(v):
+            if not readable[n]:
                 continue
             if v["uuid"] in uuids:
                 repeated.add(n)
@@ -126,12 +127,12 @@ class Reader:
             uuids.add(v["uuid"])
         done: set[int] = set()
         for n, (_, v) in enumerate(self.records):
-            self._note(v)
+            self._note(v, readable[n])
             if n in done:
                 continue
             if n in repeated:
                 self._verbatim(n, v, "records[].repeated")
-            elif not message_record(v):
+            elif not readable[n]:
                 self._verbatim(n, v)
             elif v["type"] == "assistant":
                 members = by_message.get(v["message"].get("id"), [n]) if isinstance(v["message"].get("id"), str) \
@@ -141,14 +142,14 @@ class Reader:
             else:
                 self._user(n, v)
 
-    def _note(self, v: Any) -> None:
+    def _note(self, v: Any, readable: bool) -> None:
         """What the session needs of a record once it is let go: the leaves of last-prompt
         records, the last message record, the agent a Task result names and the call it answers."""
         if not isinstance(v, dict):
             return
         if v.get("type") == "last-prompt" and isinstance(v.get("leafUuid"), str) and self.file is None:
             self.leaves.append(v["leafUuid"])
-        elif message_record(v):
+        elif readable:
             if self.file is not None or v.get("isSidechain") is not True:
                 self.last_message[self.file] = v["uuid"]
             tur, content = v.get("toolUseResult"), v["message"]["content"]
@@ -362,7 +363,11 @@ class Reader:
         if self.kept:
             self.ledger.add("records[].envelope")
         by_id = {ev.id: ev for ev in self.events}
-        for eid, home in self.homes.items():
+        # each home let go as its JSON copy is made (the slots were its only other holder): the
+        # copies never all exist beside the homes
+        self.slots.clear()
+        while self.homes:
+            eid, home = self.homes.popitem()
             by_id[eid].native = {NAMESPACE: msgspec.to_builtins(home)}
 
     # -- the session ----------------------------------------------------------------------------
@@ -491,7 +496,10 @@ _encode = msgspec.json.Encoder().encode
 
 def record_difference(canonical: Any, actual: Any) -> Any:
     """``diff(canonical, actual)``, with the members equal on both sides told apart at C speed
-    first, in the record and in its message, so that only the others are walked."""
+    first, in the record and in its message, so that only the others are walked. A record kept
+    verbatim is its own rendering (the same object): no difference, nothing walked."""
+    if canonical is actual:
+        return None
     return diff(*_unequal(canonical, actual, 2))
 
 
