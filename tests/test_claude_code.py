@@ -243,6 +243,13 @@ def _resumable(out: list[dict]) -> None:
     assert calls == results
 
 
+def test_a_session_with_nothing_to_resume_is_refused_naming_the_input():
+    only_meta = (CORPUS / "codex" / "hello.jsonl").read_bytes().splitlines()[0] + b"\n"
+    with pytest.raises(InvalidInput) as exc:
+        convert(only_meta, to="claude-code", name="only-meta.jsonl")
+    assert exc.value.source == "only-meta.jsonl"  # not the session's id, which the user may never have seen
+
+
 @pytest.mark.parametrize("path", FOREIGN, ids=lambda p: p.stem)
 def test_any_session_is_written_as_a_transcript_the_client_resumes(path):
     try:

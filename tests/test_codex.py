@@ -130,6 +130,13 @@ def test_a_rollout_without_a_session_id_is_refused_with_its_line():
     assert [(p.line, p.path) for p in problems] == [(1, "/payload/id")]
 
 
+def test_each_broken_line_of_a_rollout_is_reported_once():
+    from asif_convert import validate
+    first = (CORPUS / "codex" / "hello.jsonl").read_bytes().splitlines()[0]
+    problems = validate(first + b"\nnot json\n" + first[:40], format="codex")
+    assert [(p.line, p.severity) for p in problems] == [(2, "error"), (3, "warning")]
+
+
 # -- from any other session ---------------------------------------------------------------
 
 

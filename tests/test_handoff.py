@@ -133,7 +133,8 @@ def test_a_store_in_the_way_of_a_file_is_refused(tmp_path: Path):
     blocker.write_text("not a folder")
     result = _cli([str(CORPUS / "codex" / "hello.jsonl"), "--to", "codex", "--cwd", str(tmp_path)],
                   {"HOME": str(tmp_path / "home")})
-    _refused(result, 1, "nothing was written", tmp_path)
+    _refused(result, 1, f"{blocker} is not a folder", tmp_path)
+    assert "already exists" not in result.stderr  # (it said the session did)
     assert _files(tmp_path) == [blocker]
 
 
@@ -153,6 +154,14 @@ def test_an_input_that_cannot_be_read_is_refused(tmp_path: Path):
         assert result.stderr.startswith("error: ") and "Traceback" not in result.output
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "home").exists()
+
+
+def test_a_session_the_target_cannot_hold_is_refused_naming_the_file(tmp_path: Path):
+    """It named the new session's id, a name the user never saw, instead of the input."""
+    only_meta = tmp_path / "only-meta.jsonl"  # a rollout with no message at all
+    only_meta.write_bytes((CORPUS / "codex" / "hello.jsonl").read_bytes().splitlines()[0] + b"\n")
+    result = _cli([str(only_meta), "--to", "claude-code", "--cwd", str(tmp_path)], {"HOME": str(tmp_path / "home")})
+    _refused(result, 1, f"error: {only_meta}: /events: nothing in this session", tmp_path)
 
 
 def test_a_link_in_the_store_is_not_followed(tmp_path: Path):

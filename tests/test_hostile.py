@@ -429,6 +429,17 @@ def test_floats_where_integers_belong(tmp_path):
     refused(tmp_path, dumps(doc), "/messages/0/sequence", '1.5 is not of type "integer"', rule="schema")
 
 
+def test_a_first_line_nested_deeper_than_a_decoder_recurses(tmp_path):
+    """Several lines, the first nested thousands deep: an internal error (exit 3), it is refused."""
+    src = tmp_path / "deep.jsonl"
+    src.write_bytes(b"[" * 5000 + b"]" * 5000 + b'\n{"type": "user"}\n')
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}  # (a stack of its own)
+    run = subprocess.run([sys.executable, "-m", "asif_convert", "convert", str(src), "--to", "asif", "-o",
+                          str(tmp_path / "out.json")], capture_output=True, env=env)
+    assert run.returncode == 1 and b"nested more than 256 levels" in run.stderr, run.stderr[-500:]
+    assert not (tmp_path / "out.json").exists()
+
+
 # -- encodings -----------------------------------------------------------------------------------
 
 
@@ -441,6 +452,10 @@ def test_invalid_utf8(tmp_path):
     refused(tmp_path, b'{"a": "\xed\xa0\x80"}', "", "not valid UTF-8", rule="json")  # an encoded surrogate
     refused(tmp_path, b'{"a": "\xc0\xaf"}', "", "not valid UTF-8", rule="json")  # an overlong '/'
     refused(tmp_path, b'{"a": "\\udc00x"}', "", "invalid utf-16 surrogate pair", rule="json")
+    # a lone high surrogate: msgspec says "truncated", but the file does not end there
+    said = refused(tmp_path, b'{"a": "x\\ud800"}\n', "",
+                   "not valid JSON (line 1, column 9, byte 8): invalid utf-16 surrogate pair", rule="json")
+    assert "truncated" not in said
     refused(tmp_path, b'{\xff: 1}', "", "not valid JSON (line 1, column 2", rule="json")
 
 

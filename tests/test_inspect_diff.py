@@ -94,6 +94,26 @@ def test_diff_matches_records_by_id_and_reports_changes(tmp_path):
     assert human.exit_code == 1 and "2 differences" in human.stdout and "changed" in human.stdout
 
 
+@pytest.mark.parametrize("fmt", ["codex", "claude-code"])
+def test_diff_compares_files_of_json_lines_line_by_line(tmp_path, fmt):
+    """It ended in an internal error (exit 3): the comparison expected one JSON object."""
+    source = sorted((CORPUS / fmt).glob("*.jsonl" if fmt == "codex" else "tools/*.jsonl"))[0]
+    lines = source.read_bytes().splitlines()
+    value = json.loads(lines[2])
+    value["timestamp"] = "2000-01-01T00:00:00Z"
+    changed = tmp_path / "changed.jsonl"
+    changed.write_bytes(b"\n".join([*lines[:2], json.dumps(value).encode(), *lines[3:]]) + b"\n")
+    res = invoke("diff", source, changed, "--json")
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert out["format"] == fmt
+    assert [(c["path"], c["change"]) for c in out["changes"]] == [([3, "timestamp"], "changed")]
+    human = invoke("diff", source, changed)
+    assert human.exit_code == 1 and "1 differences" in human.stdout, human.output
+    assert "\n  line 3\n    timestamp: " in human.stdout, human.stdout
+    assert invoke("diff", source, source).exit_code == 0
+
+
 def test_diff_refuses_two_formats(tmp_path):
     res = invoke("diff", OPENAI, EXAMPLE)
     assert res.exit_code == 2 and "one format" in res.stderr

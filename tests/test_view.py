@@ -569,6 +569,42 @@ def test_view_refuses_a_file_that_is_not_a_manifest(tmp_path):
     assert res.exit_code == 1 and "cannot read" in res.output
 
 
+def test_a_transcript_is_read_as_a_session_as_convert_reads_it(tmp_path):
+    """A *.jsonl file whose first line no format claims was taken for a batch manifest: a
+    transcript `convert` reads failed, and a broken first line was told as "not a file record"."""
+    user = {"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "hi"}}
+    untyped = tmp_path / "untyped.jsonl"  # its first record has no type; the second is the client's
+    untyped.write_text(json.dumps({"uuid": "u0", "message": {"content": "x"}}) + "\n" + json.dumps(user) + "\n")
+    res = runner.invoke(app, ["view", str(untyped), "-o", str(tmp_path / "u.html")])
+    assert res.exit_code == 0, res.output
+    huge = tmp_path / "huge.jsonl"  # a first line beyond --max-string: the limit is the reason
+    huge.write_text(json.dumps({**user, "message": {"role": "user", "content": "x" * (2 << 20)}}) + "\n")
+    res = runner.invoke(app, ["view", str(huge), "-o", str(tmp_path / "h.html"), "--max-string", "1M"])
+    assert res.exit_code == 1 and "--max-string" in res.output and "file record" not in res.output, res.output
+    assert not (tmp_path / "h.html").exists()
+    # a line nested deeper than a decoder recurses (second, first, on standard input): refused at
+    # its line, no traceback (a process of its own: a test's deep stack would change the depth)
+    nested = "[" * 5000 + "]" * 5000
+    deep = tmp_path / "deep.jsonl"
+    for content, source in ((json.dumps(user) + "\n" + nested + "\n", str(deep)),
+                            (nested + "\n" + json.dumps(user) + "\n", str(deep)), (nested + "\n", "-")):
+        deep.write_text(content)
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        run = subprocess.run([sys.executable, "-m", "asif_convert", "view", source, "-o", str(tmp_path / "d.html")],
+                             input=content.encode(), capture_output=True, env=env)
+        assert run.returncode == 1 and b"Traceback" not in run.stderr, run.stderr[-600:]
+        assert b"nested more than" in run.stderr and not (tmp_path / "d.html").exists()
+
+
+def test_two_files_of_json_lines_side_by_side(tmp_path):
+    """It ended in an internal error (exit 3): the comparison expected one JSON object."""
+    a, b = ROOT / "corpus/codex/hello.jsonl", ROOT / "corpus/codex/parallel.jsonl"
+    res = runner.invoke(app, ["view", str(a), str(b), "-o", str(tmp_path / "d.html")])
+    assert res.exit_code == 0, res.output
+    assert "Both are codex documents" in (tmp_path / "d.html").read_text()
+
+
 # --------------------------------------------------------------------------------------------
 # Command line
 

@@ -11,6 +11,7 @@ from typing import Any
 from deepdiff import DeepDiff
 
 from asif_convert._errors import InvalidInput, Problem
+from asif_convert._lines import Lines
 
 # collection -> the field that identifies its records, per format
 RECORD_KEYS = {
@@ -20,6 +21,12 @@ RECORD_KEYS = {
     "continuity": {"branches": "branch_id", "messages": "message_id", "events": "event_id",
                    "checkpoints": "checkpoint_id", "native_states": "state_id", "artifacts": "artifact_id"},
 }
+
+
+def comparable(raw: Any) -> Any:
+    """A decoded input as it is compared: a file of JSON Lines as its lines by their number (so a
+    difference names its line), a document as it is."""
+    return {number: value for number, value in raw.records} if isinstance(raw, Lines) else raw
 
 
 def keyed(doc: dict[str, Any], fmt: str) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from asif_convert._formats.codex import fresh
 from asif_convert._formats.codex.reader import NAMESPACE as CODEX_NAMESPACE
 from asif_convert._limits import Limits
 from asif_convert._lines import encode_lines
-from asif_convert._pipeline import new_context, read_session
+from asif_convert._pipeline import new_context, read_session, written_as
 from asif_convert._registry import get
 from asif_convert.plugin import Options
 
@@ -85,7 +85,7 @@ def handoff(path: Path, target: str, *, cwd: Path, env: Mapping[str, str], sessi
     sid = session_id or new_id(data, target)
     cwd = Path(os.path.abspath(cwd))
     ctx = new_context(Options())
-    lines = _lines(doc, ctx, target, sid, cwd)
+    lines = written_as(str(path), _lines, doc, ctx, target, sid, cwd)
     root = store(target, env)
     where = _destination(root, target, sid, cwd, lines)
     command = f"cd {_quoted(cwd)} && " + (f"codex resume {sid}" if target == "codex" else f"claude --resume {sid}")
@@ -122,23 +122,32 @@ def _write_new(root: Path, where: Path, data: bytes) -> None:
                           "(give another --session-id)")
     try:
         folder = root
-        folder.mkdir(parents=True, exist_ok=True)
+        _folder(folder, parents=True)
         for step in where.parent.relative_to(root).parts:
             folder = folder / step
             if folder.is_symlink():
                 raise OutputError(f"{folder} is a link: the session would leave {root}; nothing was written")
-            folder.mkdir(exist_ok=True)
+            _folder(folder)
         temp = where.with_name(f".{where.name}.{os.getpid()}.tmp")
         try:
             temp.write_bytes(data)
             os.link(temp, where)  # fails if the name exists: never written over
+        except FileExistsError:
+            raise OutputError(f"{where} already exists: nothing was written") from None
         finally:
             temp.unlink(missing_ok=True)
-    except FileExistsError:
-        raise OutputError(f"{where} already exists: nothing was written") from None
     except OSError as exc:
         raise OutputError(f"cannot write the session under {root}: {exc.strerror or exc}; nothing was written") \
             from None
+
+
+def _folder(path: Path, parents: bool = False) -> None:
+    """``path`` made a folder, or refused when something else (a file) is in the way."""
+    try:
+        path.mkdir(parents=parents, exist_ok=True)
+    except FileExistsError:  # (exist_ok: it exists and is no folder)
+        raise OutputError(f"{path} is not a folder: the session cannot be written under it; "
+                          "nothing was written") from None
 
 
 def _quoted(path: Path) -> str:

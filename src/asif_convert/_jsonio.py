@@ -70,6 +70,7 @@ def _encoding_problem(data: bytes) -> Problem | None:
 
 
 _AT_BYTE = re.compile(r"\s*\(byte (\d+)\)$")
+_LONE_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u)")
 
 
 def _syntax_problem(data: bytes, message: str) -> Problem:
@@ -79,6 +80,10 @@ def _syntax_problem(data: bytes, message: str) -> Problem:
     if message.startswith("Number out of range"):  # beyond a double: 1e999
         return out_of_range_problem(data)
     if message == "Input data was truncated":
+        lone = _LONE_HIGH_SURROGATE.search(data)  # (msgspec says "truncated" for one, wherever it is)
+        if lone is not None:
+            return _json_problem(f"not valid JSON ({_where(data, lone.start())}): invalid utf-16 surrogate pair "
+                                 f"({lone[0].decode()} with no low surrogate after it)")
         return _json_problem(f"not valid JSON: the file ends in the middle of a value ({_where(data, len(data))}); "
                              "is it truncated?")
     if message == "Invalid UTF-8 encoded string":

@@ -7,6 +7,7 @@ import hashlib
 import math
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -252,7 +253,7 @@ def _first_line_decodes(data: bytes) -> bool:
     stripped = data.lstrip()
     try:
         return isinstance(msgspec.json.decode(stripped[:stripped.find(b"\n")]), dict)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # (deeper than a decoder recurses: refused as a document)
         return False
 
 
@@ -478,7 +479,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
         counts, document = {**_counts(out), key: encoding.count}, _UNDECODED
         del items, encoding
     else:
-        out = dst.write(doc, ctx)
+        out = written_as(name, dst.write, doc, ctx)
         del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
         if options.validate:
             _check_written(dst, out, problems, ctx, name)
@@ -494,6 +495,15 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
                   _json=session if document is _UNDECODED else None, streamed=streamed,
                   possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds)
                   | ({FILE_NOT_CARRIED} if wanted else set()), shape=shape(dst))
+
+
+def written_as(name: str, write: Callable[..., Any], *args: Any) -> Any:
+    """``write(*args)``, its refusal of the session told as a problem of the input ``name`` (a
+    writer knows only the session, whose id the user may never have seen)."""
+    try:
+        return write(*args)
+    except InvalidInput as exc:
+        raise InvalidInput(exc.problems, name) from None
 
 
 def _packaged(session: bytes, out: Any, files: dict[str, bytes], name: str,

@@ -25,10 +25,9 @@ from asif_convert._cli.common import (
     problem_lines,
     stdin_once,
 )
-from asif_convert._compare import RECORD_KEYS, differences
+from asif_convert._compare import RECORD_KEYS, comparable, differences
 from asif_convert._errors import EXIT_USAGE
 from asif_convert._limits import Limits
-from asif_convert._lines import Lines
 from asif_convert._pipeline import convert, load
 from asif_convert._summary import group_losses, summarize
 from asif_convert.plugin import Options
@@ -96,7 +95,7 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", parser=path_text,
 def _load(path: str, limits: Limits) -> tuple[Any, Any]:
     data, name = jsonio.read_input(path, limits)
     raw, fmt = load(data, name=name, limits=limits)
-    return ([value for _, value in raw.records] if isinstance(raw, Lines) else raw), fmt  # JSON Lines: the lines
+    return comparable(raw), fmt
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -171,6 +170,8 @@ def _print_tree(changes: list[dict[str, Any]], fmt: str, title: str) -> None:
     shown: set[tuple] = set()
     for change in changes:
         path = change["path"]
+        if path and isinstance(path[0], int):  # a file of JSON Lines: its lines by number
+            path = [f"line {path[0]}", *path[1:]]
         head = path[:2] if path and path[0] in records and len(path) > 2 else path[:1] if len(path) > 1 else []
         for depth in range(1, len(head) + 1):
             if tuple(head[:depth]) not in shown:

@@ -3,6 +3,7 @@ batch manifest."""
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 from typing import Annotated
 
@@ -101,15 +102,24 @@ _RECORD_KEYS = frozenset({"input", "status", "target_format"})  # what every man
 
 
 def _a_session(path: str) -> bool:
-    """Whether a *.jsonl file is a session of a format of JSON Lines (a format claims its first
-    record) rather than a batch manifest."""
+    """Whether a *.jsonl file is a session of a format of JSON Lines rather than a batch manifest.
+    A manifest's first line is a file record; otherwise the file is a session when a format claims
+    its first records (as ``convert`` detects them), or when its first line is not JSON within
+    the line limit, so that the session's reading names what is wrong with it."""
     try:
         with open(path, "rb") as fh:
-            first = next((line for line in iter(lambda: fh.readline(1 << 20), b"") if line.strip()), b"")
-        record = msgspec.json.decode(first)
-    except (OSError, msgspec.DecodeError):
+            lines = [line for line in islice(iter(lambda: fh.readline(1 << 20), b""), 200) if line.strip()]
+    except OSError:
         return False  # the manifest's reading says what is wrong
-    return not a_manifest(first) and detect_lines([record]) is not None
+    if not lines or a_manifest(lines[0]):
+        return False
+    records = []
+    for line in lines[:20]:
+        try:
+            records.append(msgspec.json.decode(line))
+        except (msgspec.DecodeError, RecursionError):  # (the session's reading refuses it, at its line)
+            break
+    return not records or detect_lines(records) is not None
 
 
 def a_manifest(data: bytes) -> bool:
@@ -118,7 +128,7 @@ def a_manifest(data: bytes) -> bool:
     first = next((line for line in data.splitlines() if line.strip()), b"")
     try:
         record = msgspec.json.decode(first)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return False
     return isinstance(record, dict) and _RECORD_KEYS <= record.keys()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asif_convert._compare import differences
+from asif_convert._compare import comparable, differences
 from asif_convert._errors import InvalidInput, Problem
 from asif_convert._limits import Limits
 from asif_convert._package import is_package, read_package
@@ -60,7 +60,8 @@ def diff_page(data_a: bytes, name_a: str, data_b: bytes, name_b: str, limits: Li
     data_a, data_b = unpack(data_a, name_a, limits)[0], unpack(data_b, name_b, limits)[0]
     (doc_a, fmt_a, _), (doc_b, fmt_b, _) = as_asif(data_a, name_a, limits), as_asif(data_b, name_b, limits)
     if fmt_a == fmt_b:
-        raw_a, raw_b = load(data_a, name=name_a, limits=limits)[0], load(data_b, name=name_b, limits=limits)[0]
+        raw_a, raw_b = (comparable(load(data, name=name, limits=limits)[0])
+                        for data, name in ((data_a, name_a), (data_b, name_b)))
         changes = differences(raw_a, raw_b, fmt_a)
         basis = f"Both are {fmt_a} documents, compared as they are, records matched by id."
     else:

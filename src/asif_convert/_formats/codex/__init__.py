@@ -33,9 +33,10 @@ class CodexFormat:
         return isinstance(first, list) and bool(first) and reader.generation(first[0]) is not None
 
     def validate(self, lines: Lines) -> list[Problem]:
-        problems = list(lines.problems)
+        # the lines that are not records (not JSON, cut) are reported by the caller, once
+        problems: list[Problem] = []
         if not lines.records:
-            return [*problems, Problem(rule="schema", path="", message="the rollout has no complete line")]
+            return [Problem(rule="schema", path="", message="the rollout has no complete line")]
         number, first = lines.records[0]
         gen = reader.generation(first)
         if gen is None:
