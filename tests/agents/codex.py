@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.agents.claude import ClientMissing
+from tests.agents.fixtures import require_client
 from tests.agents.mock_server import MockModelServer, ResponsesScript, responses_routes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,13 +27,16 @@ PROVIDER = "mock"
 MODEL = "gpt-5-codex"
 
 
+def find_codex() -> Path:
+    """The pinned Codex binary, or ClientMissing saying how to install it."""
+    if CODEX is None:
+        raise ClientMissing(f"Codex CLI is not installed at {BIN}: npm ci --prefix tests/agents --no-audit --no-fund")
+    return CODEX
+
+
 def require_codex() -> Path:
     """The pinned client; skipped where it is not installed, a failure under CI=true."""
-    if CODEX is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but Codex CLI is not installed: .ci/run runs npm ci --prefix tests/agents")
-        pytest.skip("Codex CLI not installed (npm ci --prefix tests/agents --no-audit --no-fund)")
-    return CODEX
+    return require_client(find_codex)
 
 
 def provider_config(server: MockModelServer, provider: str) -> list[str]:
