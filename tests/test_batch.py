@@ -868,33 +868,6 @@ def test_no_file_starts_after_the_signal_and_the_summary_counts_what_is_left(tmp
     assert tree_bytes(out) == tree_bytes(clean)
 
 
-@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="signals wait for the bookkeeping with POSIX masks")
-def test_a_signal_while_a_task_is_recorded_loses_none_of_its_files(tmp_path):
-    """Ctrl-C (a real signal) arriving while the results of a task of several files are being
-    recorded: every file whose output is in OUTDIR has its manifest line and is counted."""
-    src, out = tmp_path / "src", tmp_path / "out"
-    make_tree(src, copies=2)
-    sent = []
-
-    def interrupt_at_first_result(rec):
-        if not sent:
-            sent.append(rec)
-            os.kill(os.getpid(), signal.SIGINT)  # handled at the run's next step, as the kernel delivers it
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    summary = core.Summary()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            migrate([src], out, to="asif", workers=2, chunk_size=4, on_result=interrupt_at_first_result,
-                    summary=summary)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    outputs = len(list(out.rglob("*.asif.json")))
-    lines = read_manifest(out / core.MANIFEST_NAME)
-    assert outputs >= 4 and summary.interrupted  # the first task, at least, had written its four files
-    assert len(lines) == summary.done == outputs and all(r.status == "ok" for r in lines)
-
-
 def test_a_second_run_into_a_busy_outdir_is_refused(tmp_path):
     from asif_convert.batch._lock import OutdirLock
 

@@ -383,9 +383,8 @@ class _Run:
             self._submit(pool, chunk, retry=False)
 
     def _submit(self, pool: _Pool, chunk: list[Task], *, retry: bool) -> None:
-        with _stops_deferred():  # a task submitted is a task tracked: its files are cancelled or recorded
-            fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
-            self.pending[fut] = (chunk, ran_on, retry)
+        fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
+        self.pending[fut] = (chunk, ran_on, retry)
 
     def _wait(self) -> set[Future[list[FileResult]]]:
         """The tasks done, or none after a second (a Ctrl-C caught by a thread this run did not
@@ -400,10 +399,6 @@ class _Run:
 
     def _collect_done(self, pool: _Pool) -> None:
         done = self._wait()
-        with _stops_deferred():  # a task taken out of ``pending`` is recorded whole, its outputs all counted
-            self._record_tasks(pool, done)
-
-    def _record_tasks(self, pool: _Pool, done: set[Future[list[FileResult]]]) -> None:
         for fut in done:
             chunk, ran_on, retry = self.pending.pop(fut)
             if fut.cancelled():
@@ -556,25 +551,6 @@ def signals_to_main_thread() -> Iterator[None]:
     while the workers go on starting files. Worker processes forked inside unblock them again
     (:func:`~asif_convert.batch._worker.init_worker`). Outside the main thread, or without
     POSIX signal masks, nothing changes."""
-    with _stops_blocked():
-        yield
-
-
-@contextmanager
-def _stops_deferred() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait (pending in the kernel) until the block inside is over, then
-    interrupt as usual. The run's bookkeeping steps hold them: a KeyboardInterrupt raised
-    between taking a finished task's results and recording the last of them would lose files
-    whose outputs are in place (the manifest and the summary would not count them). The
-    threads of the run block them already (:func:`signals_to_main_thread`), so nothing takes
-    them meanwhile. Outside the main thread, or without POSIX signal masks, nothing changes."""
-    with _stops_blocked():
-        yield
-
-
-@contextmanager
-def _stops_blocked() -> Iterator[None]:
-    """Ctrl-C and SIGTERM blocked in this thread (and the threads it starts) while inside."""
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         yield
         return
