@@ -112,3 +112,25 @@ def test_claude_code_to_asif_and_back_is_exact(data):
     assert [json.loads(x) for x in back.output.splitlines()] == [json.loads(x) for x in data.splitlines()]
     again = convert(back.output, to="asif", source="claude-code")
     assert again.output == asif.output  # the same records, the same session
+
+
+def _neighbour(draw: st.DrawFn, value: Any, depth: int) -> Any:
+    """``value`` with some members kept as they are (the same objects), some replaced, removed,
+    reordered or added: what a record looks like beside its rendering."""
+    if depth and isinstance(value, dict) and draw(st.booleans()):
+        out = {k: _neighbour(draw, v, depth - 1) for k, v in value.items() if draw(st.integers(0, 5))}
+        for k, v in draw(st.dictionaries(st.text(max_size=3), json_values(3), max_size=2)).items():
+            out[k] = v
+        keys = list(out)
+        return {k: out[k] for k in (keys[::-1] if draw(st.booleans()) else keys)}
+    return value if draw(st.booleans()) else draw(json_values(3))
+
+
+@given(st.data(), st.dictionaries(st.text(max_size=3), st.one_of(json_values(4), st.dictionaries(
+    st.text(max_size=3), json_values(3), max_size=4)), max_size=6))
+def test_a_record_difference_is_the_whole_difference(data, rendering):
+    from asif_convert._dialects.difference import apply, diff, diff_members
+
+    record = _neighbour(data.draw, rendering, 2)
+    assert diff_members(rendering, record, 2) == diff(rendering, record)
+    assert json.dumps(apply(rendering, diff_members(rendering, record, 2))) == json.dumps(record)

@@ -42,28 +42,62 @@ def diff(base: Any, target: Any) -> dict[str, Any] | None:
     return _diff(base, target)
 
 
+def diff_members(base: Any, target: Any, levels: int) -> dict[str, Any] | None:
+    """``diff(base, target)`` for two objects that share most of their members: down ``levels``
+    levels of objects, each member is told equal at C speed (one object, equal strings, equal
+    JSON texts) and only the others are walked, in one pass with no copy of either side."""
+    if base is target:
+        return None
+    if not (levels and type(base) is dict and type(target) is dict):
+        return diff(base, target)
+    changed = {}
+    for key, value in target.items():
+        if key not in base:
+            changed[key] = {"=": value}
+            continue
+        b = base[key]
+        if b is value:
+            continue
+        if levels > 1 and type(b) is dict and type(value) is dict:  # (walked, not encoded whole)
+            sub = diff_members(b, value, levels - 1)
+        elif type(b) is type(value) and (b == value if type(value) is str else _encode(b) == _encode(value)):
+            continue
+        else:
+            sub = _diff(b, value)
+        if sub is not None:
+            changed[key] = sub
+    return _object_steps(base, target, changed)
+
+
+def _object_steps(base: dict[str, Any], target: dict[str, Any], changed: dict[str, Any]) -> dict[str, Any] | None:
+    """The steps from object ``base`` to object ``target`` given the differences of their
+    members (``changed``): those, the keys ``target`` lacks, and its key order if not the one
+    the steps give."""
+    out: dict[str, Any] = {}
+    if changed:
+        out["{}"] = changed
+    removed = [k for k in base if k not in target]
+    if removed:
+        out["-"] = removed
+    order = [k for k in base if k in target] + [k for k in target if k not in base]
+    if order != list(target):
+        out["k"] = list(target)
+    return out or None
+
+
 def _diff(base: Any, target: Any) -> dict[str, Any] | None:
     if isinstance(base, dict) and isinstance(target, dict):
-        out: dict[str, Any] = {}
         changed = {}
         for key, value in target.items():
             if key not in base:
                 sub: dict[str, Any] | None = {"=": value}
-            elif base[key] is value:  # (one object: a member told equal before the walk, say)
+            elif base[key] is value:  # (one object)
                 continue
             else:
                 sub = _diff(base[key], value)
             if sub is not None:
                 changed[key] = sub
-        if changed:
-            out["{}"] = changed
-        removed = [k for k in base if k not in target]
-        if removed:
-            out["-"] = removed
-        order = [k for k in base if k in target] + [k for k in target if k not in base]
-        if order != list(target):
-            out["k"] = list(target)
-        return out or None
+        return _object_steps(base, target, changed)
     if isinstance(base, list) and isinstance(target, list) and len(base) == len(target):
         items = {}
         for i, (a, b) in enumerate(zip(base, target, strict=True)):  # (a loop: one frame a level)

@@ -23,7 +23,7 @@ import msgspec
 from asif_convert import ir
 from asif_convert._dialects import anthropic
 from asif_convert._dialects import usage as usage_counters
-from asif_convert._dialects.difference import diff
+from asif_convert._dialects.difference import diff_members
 from asif_convert._formats.claude_code import NAMESPACE, records, tree
 from asif_convert._formats.claude_code.meta import capture, configurations, coverage, environments
 from asif_convert._ledger import Ledger
@@ -165,7 +165,13 @@ class Reader:
         eid = self._id(uuid if isinstance(uuid, str) and uuid else f"record-{self.records[n][0]}")
         self._add(eid, "claude-code", ir.Extension(type=records.RECORD_TYPE + kind, value=v,
                                                     interpretation_required=False), v if isinstance(v, dict) else {})
-        self._settle(eid, records.Home(r=[records.Slot(n=n, f=self.file)]))
+        home = records.Home(r=[records.Slot(n=n, f=self.file)])
+        if isinstance(v, dict) and self.order.passes(self.file, n):  # its own rendering: nothing to compare
+            self.homes[eid] = home
+            self.slots[(self.file, n)] = home.r[0]
+            self.envelopes.setdefault(self.file, records.Envelope()).seen(v, kind)
+        else:
+            self._settle(eid, home)
         self.ledger.add(key, "event", eid, about=kind if key == "records[]" else None)
         if isinstance(uuid, str) and uuid:
             self._node(uuid, v, n, [eid])
@@ -490,34 +496,11 @@ class Reader:
         return out + [p for pid, p in sorted(self.agents.items()) if pid in used]
 
 
-_SAME = 0  # what a member equal on both sides is replaced by: the difference walks only the others
-_encode = msgspec.json.Encoder().encode
-
-
 def record_difference(canonical: Any, actual: Any) -> Any:
-    """``diff(canonical, actual)``, with the members equal on both sides told apart at C speed
-    first, in the record and in its message, so that only the others are walked. A record kept
-    verbatim is its own rendering (the same object): no difference, nothing walked."""
-    if canonical is actual:
-        return None
-    return diff(*_unequal(canonical, actual, 2))
-
-
-def _unequal(canonical: Any, actual: Any, levels: int) -> tuple[Any, Any]:
-    """Both objects with each member equal on both sides replaced by one placeholder, down
-    ``levels`` levels of objects (a difference of the results is the difference of the two)."""
-    if not (levels and isinstance(canonical, dict) and isinstance(actual, dict)):
-        return canonical, actual
-    a_out, c_out = dict(actual), dict(canonical)
-    for k, v in actual.items():
-        if k not in canonical:
-            continue
-        c = canonical[k]
-        if levels > 1 and type(c) is dict and type(v) is dict:  # (walked, not encoded whole)
-            c_out[k], a_out[k] = _unequal(c, v, levels - 1)
-        elif c is v or (type(c) is type(v) and (c == v if type(v) is str else _encode(c) == _encode(v))):
-            a_out[k] = c_out[k] = _SAME
-    return c_out, a_out
+    """``diff(canonical, actual)``, walking the record and its message member by member (they
+    share most members). A record kept verbatim is its own rendering (the same object): no
+    difference, nothing walked."""
+    return diff_members(canonical, actual, 2)
 
 
 def agent_of(rel: str | None) -> str | None:

@@ -28,7 +28,7 @@ RECORD_TYPE = f"{NAMESPACE}:"  # prefix of an extension event's type: the record
 SUMMARY_CATEGORY = "compaction_summary"  # the note that holds a compaction's summary
 # Envelope keys a record's own events say (or that belong to one record only): not taken from
 # the record before.
-_OWN = ("parentUuid", "uuid", "timestamp", "message", "type", "toolUseResult", "sourceToolAssistantUUID")
+_OWN = frozenset(("parentUuid", "uuid", "timestamp", "message", "type", "toolUseResult", "sourceToolAssistantUUID"))
 
 
 class Slot(msgspec.Struct, omit_defaults=True):
@@ -253,6 +253,14 @@ class FileOrder:
         while self.heap and self.heap[0][:2] == self.expected:
             self.expected = (self.expected[0], self.expected[1] + 1)
             yield heapq.heappop(self.heap)[3]
+
+    def passes(self, f: str | None, n: int) -> bool:
+        """Whether record ``n`` of file ``f`` is the next in file order with none waiting before
+        it; if so it counts as given (the caller takes it at once)."""
+        if self.heap or self.expected != (f or "", n):
+            return False
+        self.expected = (self.expected[0], n + 1)
+        return True
 
     def rest(self) -> Iterator[Partial]:
         """What is still held (a companion's records, records an edit left without neighbours)."""
