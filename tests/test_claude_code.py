@@ -218,8 +218,37 @@ def test_a_subagents_folder_reached_through_a_link_is_not_read(tmp_path):
     copy = tmp_path / path.name
     copy.write_bytes(path.read_bytes())
     (tmp_path / path.stem).symlink_to(path.parent / path.stem)  # the session's folder, elsewhere
+    result = convert(copy, to="asif")
+    doc = json.loads(result.output)
+    assert not any(b["id"].startswith("subagent:") for b in doc["branches"])
+    named = [x["explanation"] for x in doc["losses"] if x["kind"] == "subagent_not_read"]  # not silently skipped
+    assert any(f"{path.stem}/subagents:" in x and "symbolic link" in x for x in named)
+
+
+def test_a_subagent_file_that_is_a_link_is_named_and_not_read(tmp_path):
+    path = SESSIONS["subagent"]
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    (tmp_path / path.stem / "subagents").mkdir(parents=True)
+    [agent_file] = (path.parent / path.stem / "subagents").glob("agent-*.jsonl")
+    (tmp_path / path.stem / "subagents" / agent_file.name).symlink_to(agent_file)
     doc = json.loads(convert(copy, to="asif").output)
     assert not any(b["id"].startswith("subagent:") for b in doc["branches"])
+    [loss] = [x for x in doc["losses"] if x["kind"] == "subagent_not_read"]
+    assert f"{path.stem}/subagents/{agent_file.name}" in loss["explanation"]
+
+
+@pytest.mark.parametrize("name", ["subagent", "older-agent-file"])
+def test_a_subagent_whose_transcript_is_missing_is_a_loss(tmp_path, name):
+    path = SESSIONS[name]
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())  # without its subagent's file
+    doc = json.loads(convert(copy, to="asif").output)
+    [loss] = [x for x in doc["losses"] if x["kind"] == "subagent_not_read"]
+    agent = {"subagent": "af0059d18e0803e9b", "older-agent-file": "5f3a9c1e"}[name]
+    assert f"agent-{agent}.jsonl" in loss["explanation"]
+    with_it = json.loads(convert(path, to="asif").output)  # with it: no such loss
+    assert not [x for x in with_it["losses"] if x["kind"] == "subagent_not_read"]
 
 
 # -- sessions of other formats, written for Claude Code --------------------------------------------

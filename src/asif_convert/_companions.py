@@ -32,29 +32,44 @@ def _plain_path(root: str, rel: str) -> str | None:
     return path
 
 
-def gather(base: str, folders: list[str], files: list[str], limits: Limits) -> dict[str, bytes]:
+def gather(base: str, folders: list[str], files: list[str],
+           limits: Limits) -> tuple[dict[str, bytes], list[str]]:
     """The companions of the input file ``base``: every ``*.jsonl`` regular file of each folder in
-    ``folders`` and each file of ``files`` that exists, by name relative to ``base``'s folder."""
+    ``folders`` and each file of ``files`` that exists, by name relative to ``base``'s folder;
+    and those found but not read: symbolic links, which are never followed."""
     root = os.path.dirname(os.path.abspath(base))
     wanted = [f for f in files if _safe(f)]
+    left: list[str] = []
     for rel in folders:
-        folder = _plain_path(root, rel) if _safe(rel) else None
+        if not _safe(rel) or not os.path.lexists(os.path.join(root, rel)):
+            continue
+        folder = _plain_path(root, rel)
         if folder is None:
+            left.append(rel)
             continue
         try:
             with os.scandir(folder) as it:
-                wanted += sorted(f"{rel}/{e.name}" for e in it if e.name.endswith(".jsonl")
-                                 and not e.name.startswith(".") and e.is_file(follow_symlinks=False))
+                for e in sorted(it, key=lambda e: e.name):
+                    if e.name.endswith(".jsonl") and not e.name.startswith("."):
+                        if e.is_symlink():
+                            left.append(f"{rel}/{e.name}")
+                        elif e.is_file(follow_symlinks=False):
+                            wanted.append(f"{rel}/{e.name}")
         except OSError:
             continue
     out: dict[str, bytes] = {}
-    left = limits.max_bytes
+    remaining = limits.max_bytes
     for rel in dict.fromkeys(wanted):
         path = _plain_path(root, rel)
-        if path is None or not os.path.isfile(path):
+        if path is None:
+            if os.path.lexists(os.path.join(root, rel)):
+                left.append(rel)
             continue
-        data, _ = read_input(path, Limits(max_bytes=max(left, 1), max_depth=limits.max_depth,
+        if not os.path.isfile(path):
+            continue
+        data, _ = read_input(path, Limits(max_bytes=max(remaining, 1), max_depth=limits.max_depth,
                                           max_string=limits.max_string, trusted=limits.trusted), regular=True)
-        left -= len(data)
+        remaining -= len(data)
         out[rel] = data
-    return out
+    return out, left
+

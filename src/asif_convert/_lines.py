@@ -37,6 +37,8 @@ class Lines:
     # the files that belong with it in its producer's layout (a format's ``companions``), by name
     # relative to its folder, each decoded the same way
     parts: dict[str, Lines] = field(default_factory=dict)
+    # files of that layout found but not read (symbolic links, never followed), by the same names
+    left_out: list[str] = field(default_factory=list)
 
     def first(self, count: int = 20) -> list[Any]:
         """The values of the first ``count`` complete records (what a format's detect gets)."""

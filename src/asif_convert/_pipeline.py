@@ -213,11 +213,11 @@ def _with_companions(lines: Lines, fmt: Any, path: str, limits: Limits) -> Lines
     """``lines`` with the files that belong with it in its format's layout, found beside ``path``
     (the format's ``companions(file name, lines)`` says which: folders to list, files to read)."""
     folders, files = fmt.companions(os.path.basename(path), lines)
-    found = gather(path, list(folders), list(files), limits)
-    if not found:
+    found, left = gather(path, list(folders), list(files), limits)
+    if not found and not left:
         return lines
     parts = {rel: decode_lines(data, f"{lines.name} ({rel})", limits) for rel, data in found.items()}
-    return dataclasses.replace(lines, parts=parts)
+    return dataclasses.replace(lines, parts=parts, left_out=left)
 
 
 def _decode_any(data: bytes, forced: Format | None, name: str, limits: Limits) -> Any:

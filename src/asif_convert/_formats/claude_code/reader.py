@@ -91,6 +91,7 @@ class Reader:
         self.leaves: list[str] = []  # the last-prompt records' leaves, in file order
         self.last_message: dict[str | None, str] = {}  # the last message record of each file (no sidechain)
         self.agent_calls: dict[str, str] = {}  # agent id -> the call its Task result answers
+        self.inline_agents: set[str] = set()  # agent ids of the session file's own sidechain records
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -152,6 +153,8 @@ class Reader:
         elif readable:
             if self.file is not None or v.get("isSidechain") is not True:
                 self.last_message[self.file] = v["uuid"]
+            if self.file is None and v.get("isSidechain") is True and isinstance(v.get("agentId"), str):
+                self.inline_agents.add(v["agentId"])
             tur, content = v.get("toolUseResult"), v["message"]["content"]
             if isinstance(tur, dict) and isinstance(tur.get("agentId"), str) and isinstance(content, list):
                 call = next((b.get("tool_use_id") for b in content if isinstance(b, dict)), None)
@@ -432,6 +435,15 @@ class Reader:
         self.read_events()
         self.trees[rel] = self.tree
 
+    def subagents_not_read(self, lines: Lines) -> None:
+        """A loss for each subagent whose history is not in the session: a transcript of the
+        layout left unread, or an agent a Task result names with no transcript read at all."""
+        for rel in sorted(lines.left_out):
+            self.ledger.add("subagents[].not_read", about=rel)
+        read = {agent_of(rel) for rel in (*lines.parts, *lines.left_out)} | self.inline_agents
+        for agent in sorted(set(self.agent_calls) - read):
+            self.ledger.add("subagents[].missing", about=f"agent-{agent}.jsonl")
+
     def _companion_branches(self) -> list[ir.Branch]:
         out = []
         order = {ev.id: ev.sequence for ev in self.events}
@@ -537,6 +549,7 @@ def read(lines: Lines, ledger: Ledger, release: bool = False) -> ir.Document:
     for rel, part in sorted(lines.parts.items()):
         reader.read_companion(rel, part)
     reader.file, reader.records, reader.tree = None, lines.records, reader.main_tree
+    reader.subagents_not_read(lines)
     branches = reader.branches()
     reader.link_subagents(branches)
     for problem in lines.problems:
