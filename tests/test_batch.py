@@ -139,7 +139,9 @@ def test_no_resume_redoes_every_file_and_force_is_its_old_name(tmp_path):
         res = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", "-q", flag, "--report", tmp_path / "r.json")
         assert res.exit_code == 0, res.output
         assert json.loads((tmp_path / "r.json").read_bytes())["counts"]["ok"] == len(files)
-        assert ("batch --force is now --no-resume" in res.stderr) is note
+        assert ("batch --force is now --no-resume" in res.stderr) is False  # (-q: nothing but errors)
+        told = invoke("batch", src, "-o", out, "--to", "asif", "-j", "0", flag)
+        assert ("batch --force is now --no-resume" in told.stderr) is note
     assert again.exit_code == 0
     assert "--no-resume" in invoke("batch", "--help").stdout and "--force" not in invoke("batch", "--help").stdout
 

@@ -429,7 +429,7 @@ def batch(
     be written); 3 on internal errors; 4 when only the loss policy refused files; 5 when the cluster
     stopped converting (no worker, or no progress); 130 when interrupted (rerun to resume).
     """
-    _check_sources(sources, force)
+    _check_sources(sources, force, quiet)
     check_formats(to, source)
     storage_options = parse_storage_options(storage_option or [])
     if pages is not None and report_html is None:
@@ -458,13 +458,13 @@ def batch(
     raise typer.Exit(code)
 
 
-def _check_sources(sources: list[str], force: bool) -> None:
+def _check_sources(sources: list[str], force: bool, quiet: bool) -> None:
     """Standard input is no source (named twice, the usage error of every command); the old
-    spelling of --no-resume still works, with a note."""
+    spelling of --no-resume still works, with a note (not under -q: it is no error)."""
     stdin_once(sources)
     if "-" in sources:
         usage_error(f"batch converts files and folders; {input_name('-')} (-) is not one (convert reads it)")
-    if force:
+    if force and not quiet:
         err("note: batch --force is now --no-resume (redo every file); --force will be removed")
 
 
