@@ -76,6 +76,8 @@ def _object_steps(base: dict[str, Any], target: dict[str, Any], changed: dict[st
     out: dict[str, Any] = {}
     if changed:
         out["{}"] = changed
+    if len(base) == len(target) and list(base) == list(target):  # (the same keys in the same order)
+        return out or None
     removed = [k for k in base if k not in target]
     if removed:
         out["-"] = removed
