@@ -390,6 +390,41 @@ def test_batch_finds_sessions_in_the_clients_layout_and_resumes(tmp_path):
     assert again.counts == {"unchanged": 4}
 
 
+@pytest.mark.parametrize("change", ["grown", "removed", "added", "linked"])
+def test_batch_converts_a_session_again_when_only_its_subagents_changed(tmp_path, change):
+    """The session's own file stays the same while a subagent's transcript grows (the client
+    still writing it), goes, arrives late (copied in after the session), or becomes a link."""
+    import shutil
+
+    from asif_convert.batch import migrate
+
+    projects, out = tmp_path / "projects", tmp_path / "out"
+    shutil.copytree(SESSIONS["subagent"].parent, projects / "-tmp-subagent")
+    shutil.copytree(SESSIONS["tools"].parent, projects / "-tmp-tools")
+    [agent_file] = projects.rglob("subagents/agent-*.jsonl")
+    agent_data = agent_file.read_bytes()
+    if change == "added":
+        agent_file.unlink()
+    assert migrate([projects], out, to="asif", workers=0).summary.counts == {"ok": 2}
+    if change == "grown":
+        last = json.loads(agent_data.splitlines()[-1])
+        agent_file.write_bytes(agent_data + json.dumps({**last, "uuid": "later"}).encode() + b"\n")
+    elif change == "removed":
+        agent_file.unlink()
+    elif change == "added":
+        agent_file.write_bytes(agent_data)
+    else:
+        elsewhere = tmp_path / agent_file.name
+        agent_file.rename(elsewhere)
+        agent_file.symlink_to(elsewhere)
+    again = migrate([projects], out, to="asif", workers=0).summary
+    assert again.counts == {"ok": 1, "unchanged": 1}
+    doc = json.loads((out / f"-tmp-subagent/{SESSIONS['subagent'].stem}.asif.json").read_text())
+    has_branch = any(b["id"].startswith("subagent:") for b in doc["branches"])
+    assert has_branch is (change in ("grown", "added"))
+    assert migrate([projects], out, to="asif", workers=0).summary.counts == {"unchanged": 2}
+
+
 # -- the request that continues a transcript -------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["tools", "fork", "image", "subagent"])

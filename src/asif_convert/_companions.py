@@ -4,9 +4,12 @@ without a symbolic link, under names checked to stay there, within the size limi
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
+
+import msgspec
 
 from asif_convert._jsonio import read_input
 from asif_convert._limits import Limits
@@ -30,6 +33,30 @@ def _plain_path(root: str, rel: str) -> str | None:
         except OSError:
             return None
     return path
+
+
+class Sought(msgspec.Struct, frozen=True):
+    """What a conversion looked for beside its input (the folders it listed, the files it named)
+    and a digest of what it found there: what a resumed batch looks for again, to tell whether
+    the companions changed while the input did not."""
+
+    folders: list[str]
+    files: list[str]
+    sha256: str
+
+
+def digest(found: dict[str, bytes], left: list[str]) -> str:
+    """A digest of the companions read (by name and content) and of those left unread."""
+    named = sorted((rel, hashlib.sha256(data).hexdigest()) for rel, data in found.items())
+    return hashlib.sha256(msgspec.json.encode([named, sorted(left)])).hexdigest()
+
+
+def unchanged(base: str, sought: Sought, limits: Limits) -> bool:
+    """Whether looking beside ``base`` again finds what ``sought`` found."""
+    try:
+        return digest(*gather(base, sought.folders, sought.files, limits)) == sought.sha256
+    except Exception:  # (unreadable now, beyond a limit: converting again says what is wrong)
+        return False
 
 
 def gather(base: str, folders: list[str], files: list[str],

@@ -39,6 +39,7 @@ class Lines:
     parts: dict[str, Lines] = field(default_factory=dict)
     # files of that layout found but not read (symbolic links, never followed), by the same names
     left_out: list[str] = field(default_factory=list)
+    sought: Any = None  # what was looked for beside it, and a digest of what was found (_companions.Sought)
 
     def first(self, count: int = 20) -> list[Any]:
         """The values of the first ``count`` complete records (what a format's detect gets)."""

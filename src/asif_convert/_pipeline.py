@@ -17,7 +17,7 @@ import msgspec
 from asif_convert import _jsonio as jsonio
 from asif_convert import ir
 from asif_convert._artifacts import ArtifactFiles, artifact_files, source_reference, source_resource
-from asif_convert._companions import gather
+from asif_convert._companions import Sought, digest, gather
 from asif_convert._errors import (
     InternalError,
     InvalidInput,
@@ -60,6 +60,9 @@ class Result:
     artifacts: dict[str, bytes] = field(default_factory=dict)  # embedded files, by their original location
     # what each path asked of the artifacts folder gave, in order (see _artifacts.reads_digest)
     artifact_reads: dict[str, str] = field(default_factory=dict)
+    # the files looked for beside the input in its format's layout (a Claude Code session's
+    # subagent transcripts), with a digest of what was found; None when none were looked for
+    companions: Sought | None = None
     counts: dict[str, int] = field(default_factory=dict)  # the length of each list member of the output's root
     _document: Any = field(default=_UNDECODED, repr=False)
     _json: bytes | None = field(default=None, repr=False)  # a package's session document, when output is the package
@@ -213,11 +216,11 @@ def _with_companions(lines: Lines, fmt: Any, path: str, limits: Limits) -> Lines
     """``lines`` with the files that belong with it in its format's layout, found beside ``path``
     (the format's ``companions(file name, lines)`` says which: folders to list, files to read)."""
     folders, files = fmt.companions(os.path.basename(path), lines)
-    found, left = gather(path, list(folders), list(files), limits)
-    if not found and not left:
-        return lines
+    folders, files = list(folders), list(files)
+    found, left = gather(path, folders, files, limits)
     parts = {rel: decode_lines(data, f"{lines.name} ({rel})", limits) for rel, data in found.items()}
-    return dataclasses.replace(lines, parts=parts, left_out=left)
+    return dataclasses.replace(lines, parts=parts, left_out=left,
+                               sought=Sought(folders=folders, files=files, sha256=digest(found, left)))
 
 
 def _decode_any(data: bytes, forced: Format | None, name: str, limits: Limits) -> Any:
@@ -444,10 +447,10 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     source_doc = _point_at_the_source(found, src, dst, ctx, package) if options.source_pointers else None
     input_bytes = found.data if source_doc is not None else None
     found.data = None  # (kept until here only for the source pointers)
+    companions = raw.sought if isinstance(raw, Lines) else None
     doc = src.read(raw, ctx)
-    files = found.files
+    files = {**found.files, **(ctx.files.served if ctx.files else {})}
     del raw, found  # the decoded input is no longer needed: let it go before the output is built
-    files = {**files, **(ctx.files.served if ctx.files else {})}
     if source_doc is not None:
         doc.resources.append(source_doc)
         if isinstance(source_doc.path, str) and input_bytes is not None:
@@ -491,8 +494,8 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     session, output = _packaged(output, out, files, name, ctx.files) if package else (None, output)
     return Result(output=output, source_format=src.name, target_format=dst.name, losses=losses,
                   warnings=problems + ctx.warnings, files=embedded, artifacts=artifacts,
-                  artifact_reads=dict(ctx.files.log) if ctx.files else {}, counts=counts, _document=document,
-                  _json=session if document is _UNDECODED else None, streamed=streamed,
+                  artifact_reads=dict(ctx.files.log) if ctx.files else {}, companions=companions, counts=counts,
+                  _document=document, _json=session if document is _UNDECODED else None, streamed=streamed,
                   possible_kinds=frozenset(kind for ledger in ctx.ledgers for kind in ledger.table.kinds)
                   | ({FILE_NOT_CARRIED} if wanted else set()), shape=shape(dst))
 

@@ -51,7 +51,7 @@ class Manifest:
             ok = rec.status == OK and rec.input_sha256 is not None and rec.output_bytes is not None
             self._index[rec.key] = (rec.settings, Previous(
                 rec.input_sha256, rec.output_bytes, rec.artifacts_sha256,  # type: ignore[arg-type]
-                tuple(rec.artifacts_read or ()))) if ok else None
+                tuple(rec.artifacts_read or ()), rec.companions)) if ok else None
         total = _count_lines(self.path)
         if total and not lines:
             raise UsageError(f"{self.path} is not an asif-convert manifest (no line is a file record)")

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from asif_convert import _errors as errors
+from asif_convert._companions import Sought
 
 MANIFEST_NAME = "manifest.jsonl"
 # What a walked folder yields: JSON documents, and JSON Lines (Claude Code's sessions). A pattern
@@ -48,6 +49,7 @@ class Previous(NamedTuple):
     output_bytes: int
     artifacts_sha256: str | None = None  # None: no artifacts folder was consulted (or an older run)
     artifacts_read: tuple[str, ...] = ()
+    companions: Sought | None = None  # what was looked for beside the input, and what was found
 
 
 class FileResult(msgspec.Struct, kw_only=True):
@@ -66,6 +68,9 @@ class FileResult(msgspec.Struct, kw_only=True):
     # what each gave (its file's SHA-256, or why it was missing or refused), for resume.
     artifacts_read: list[str] | None = None
     artifacts_sha256: str | None = None
+    # the files its format looked for beside the input (a Claude Code session's subagent
+    # transcripts: folders listed, files named) and a digest of what was there, for resume
+    companions: Sought | None = None
     losses: dict[str, int] = {}
     # the files a plain ASIF output embeds by path that did not come with it (each also counted
     # as a file_not_carried loss); None when there is none

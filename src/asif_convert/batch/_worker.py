@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from asif_convert import _companions as companions
 from asif_convert._artifacts import ArtifactFiles, reads_digest, remove_files, replay_digest, write_files
 from asif_convert._errors import ConversionError, InvalidInput, LossPolicyError, OutputError, Problem
 from asif_convert._limits import Limits
@@ -166,6 +167,7 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     res.source_format = result.source_format
     res.losses = dict(sorted(result.loss_counts().items()))
     res.warnings = len(result.warnings)
+    res.companions = result.companions
     if options.artifacts_root is not None:
         res.artifacts_read = list(result.artifact_reads)
         res.artifacts_sha256 = reads_digest(result.artifact_reads)
@@ -204,6 +206,8 @@ def _unchanged(spec: Spec, task: Task, res: FileResult, options: Options) -> boo
         return False
     if storage.output_size(spec, task.output) != expect.output_bytes:
         return False
+    if expect.companions is not None and not companions.unchanged(task.input, expect.companions, spec.limits):
+        return False  # (a subagent's transcript grew, appeared or went while the session's file stayed)
     if options.artifacts_root is None:
         return True
     if expect.artifacts_sha256 is None:  # an earlier version's line: what it read is unknown
