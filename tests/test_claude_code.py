@@ -427,6 +427,20 @@ def test_batch_converts_a_session_again_when_only_its_subagents_changed(tmp_path
 
 # -- the request that continues a transcript -------------------------------------------------------
 
+def test_request_refusing_a_call_names_its_line_of_the_transcript(tmp_path):
+    from typer.testing import CliRunner
+
+    from asif_convert._cli.app import app
+
+    lines = SESSIONS["tools"].read_bytes().splitlines(keepends=True)
+    first_call = next(n for n, line in enumerate(lines) if b'"content":[{"type":"tool_use"' in line)
+    cut = tmp_path / "pending.jsonl"
+    cut.write_bytes(b"".join(lines[:first_call + 1]))
+    result = CliRunner().invoke(app, ["request", str(cut), "--for", "anthropic-messages", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 1
+    assert f"line {first_call + 1}: /: tool call " in result.stderr and "/events/" not in result.stderr
+
+
 @pytest.mark.parametrize("name", ["tools", "fork", "image", "subagent"])
 def test_request_continues_what_the_client_would(name):
     """The active branch holds every parallel call's result (the client gives each result its own

@@ -312,6 +312,16 @@ def test_request_continues_a_rollout_on_a_provider(tmp_path: Path):
     assert calls == outputs == ["call_p1", "call_p2", "call_p3"]
 
 
+def test_request_refusing_a_call_names_its_line_of_the_rollout(tmp_path: Path):
+    lines = (CORPUS / "codex" / "parallel.jsonl").read_bytes().splitlines(keepends=True)
+    first_call = next(n for n, line in enumerate(lines) if b'"function_call"' in line)
+    cut = tmp_path / "pending.jsonl"
+    cut.write_bytes(b"".join(lines[:first_call + 1]))
+    result = _cli("request", str(cut), "--for", "openai-responses", "-o", str(tmp_path / "r.json"))
+    assert result.exit_code == 1
+    assert f"line {first_call + 1}: /: tool call 'call_p1'" in result.stderr  # not the ASIF form's /events/k
+
+
 def test_view_and_inspect_show_a_rollout(tmp_path: Path):
     page = tmp_path / "page.html"
     result = _cli("view", str(CORPUS / "codex" / "failing-command.jsonl"), "-o", str(page))

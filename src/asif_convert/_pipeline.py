@@ -139,6 +139,8 @@ class Loaded:
     # whose records are not ASIF's (a continuity export: ``/messages/3``), so that a problem
     # found in the IR is pointed at the document the user has; empty for ASIF
     records: dict[str, str] = field(default_factory=dict)
+    # for an input of JSON Lines whose format says it (``record_lines``): the line of each event
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def read_session(data: DocumentInput, *, source: str | None = None, options: Options | None = None,
@@ -154,7 +156,9 @@ def read_session(data: DocumentInput, *, source: str | None = None, options: Opt
     doc = found.format.read(found.raw, ctx)
     known = {loss.id for loss in doc.losses}
     doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
-    return Loaded(doc, found.name, problems + ctx.warnings, _records(found) if records else {})
+    record_lines = getattr(found.format, "record_lines", None) if records and isinstance(found.raw, Lines) else None
+    return Loaded(doc, found.name, problems + ctx.warnings, _records(found) if records else {},
+                  record_lines(doc, found.raw) if record_lines is not None else {})
 
 
 def _records(found: _Input) -> dict[str, str]:

@@ -98,12 +98,14 @@ _MEMBER = re.compile(r"/(call|result)/\d+$")  # an event split from a message (`
 def _pointed(problem: Problem, loaded: Loaded) -> Problem:
     """A problem pointed at the document the user has: an event of the IR read from a
     continuity export's message or event is that record (``/messages/3``), a branch's history
-    its messages, not the ASIF form."""
+    its messages, an event read from a line of JSON Lines that line; not the ASIF form."""
     if loaded.records and _HISTORY.fullmatch(problem.path):  # (a branch's event_ids are the ASIF form's)
         return msgspec.structs.replace(problem, path="/messages")
-    found = _EVENT.fullmatch(problem.path) if loaded.records else None
+    found = _EVENT.fullmatch(problem.path) if loaded.records or loaded.lines else None
     if found is None or int(found.group(1)) >= len(loaded.document.events):
         return problem
     eid = loaded.document.events[int(found.group(1))].id
+    if eid in loaded.lines:  # (a record of JSON Lines: its line)
+        return msgspec.structs.replace(problem, path="", line=loaded.lines[eid])
     where = loaded.records.get(eid) or loaded.records.get(_MEMBER.sub("", eid))
     return msgspec.structs.replace(problem, path=where) if where is not None else problem

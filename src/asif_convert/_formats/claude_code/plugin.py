@@ -6,7 +6,7 @@ from typing import Any
 
 from asif_convert import ir
 from asif_convert._errors import Problem
-from asif_convert._formats.claude_code import NAMESPACE, TABLE, reader, writer
+from asif_convert._formats.claude_code import NAMESPACE, TABLE, reader, records, writer
 from asif_convert._lines import Lines
 from asif_convert._mapping import MappingTable, load_table
 from asif_convert.plugin import Context
@@ -46,6 +46,23 @@ class ClaudeCodeFormat:
     def companions(self, file_name: str, lines: Lines) -> tuple[list[str], list[str]]:
         """The files that belong with a session (its subagents' transcripts): folders to list, files to read."""
         return reader.companions(file_name, lines)
+
+    def record_lines(self, doc: ir.Document, lines: Lines) -> dict[str, int]:
+        """The line of the session's own file each event was read from: its record's, by the
+        uuid its id was made of (``<uuid>`` or ``<uuid>#<n>``), else the line of the group's
+        first record (not a subagent's file: those lines are another file's)."""
+        by_uuid: dict[str, int] = {}
+        for line, v in lines.records:
+            if isinstance(v, dict) and isinstance(v.get("uuid"), str):
+                by_uuid.setdefault(v["uuid"], line)
+        out = {}
+        for home, members in records.groups(doc.events):
+            slot = home.r[0]
+            if slot.f is not None or not 0 <= slot.n < len(lines.records):
+                continue
+            for ev in members:
+                out[ev.id] = by_uuid.get(ev.id.partition("#")[0], lines.records[slot.n][0])
+        return out
 
     def read(self, lines: Lines, ctx: Context) -> ir.Document:
         return reader.read(lines, ctx.ledger(TABLE), release=ctx.release_input)

@@ -49,6 +49,15 @@ class CodexFormat:
                                     message="the session id is missing: expected a non-empty string"))
         return problems
 
+    def record_lines(self, doc: ir.Document, lines: Lines) -> dict[str, int]:
+        """The line each event was read from: its id says it (``line-<n>``, ``line-<n>/...``)."""
+        out = {}
+        for ev in doc.events:
+            number = ev.id.removeprefix("line-").partition("/")[0].partition("#")[0]
+            if ev.id.startswith("line-") and number.isdigit():
+                out[ev.id] = int(number)
+        return out
+
     def read(self, lines: Lines, ctx: Context) -> ir.Document:
         return reader.Reader(lines, ctx).read()
 
