@@ -1,0 +1,106 @@
+"""How Ctrl-C and SIGTERM reach a running batch: they act only where the run has nothing in hand.
+
+Python runs a signal's handler in the main thread, between two of its bytecodes, whichever
+thread the kernel gave the signal to. A KeyboardInterrupt raised there can land between taking a
+finished task's results and recording the last of them: their outputs are in OUTDIR, but no
+manifest line and no count says so. Blocking the signals in the main thread cannot prevent it:
+the kernel then hands a signal sent to the process to any thread that does not block it (one of
+fsspec's, of a Dask client's, of the caller's), and Python still runs the handler in the main
+thread at its next bytecode. So during a run the handlers act only where the run waits for
+results; a signal that arrives anywhere else is held until the run waits again.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType, TracebackType
+from typing import Any
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+Handler = Callable[[int, FrameType | None], Any]
+
+
+class StopRequests:
+    """Inside ``with``, the handlers of Ctrl-C and SIGTERM that are Python functions (Python's
+    own for Ctrl-C, the command line's for SIGTERM, a caller's) run only while the run waits
+    (:meth:`waiting`) or when it says it may stop (:meth:`act`); a signal arriving elsewhere is
+    held until then, and :attr:`requested` tells the run to start nothing meanwhile. A second
+    signal while one is held does not wait: the held one acts at once, wherever the run is, and
+    the second is held in turn (a second Ctrl-C abandons the files in progress). Handlers that
+    are not Python functions (SIGTERM's default, which ends the process) are left alone, and so
+    is everything outside the main thread, where no handler can be set."""
+
+    def __init__(self) -> None:
+        self._previous: dict[int, Handler] = {}
+        self._held: deque[tuple[int, FrameType | None]] = deque()
+        self._open = False  # the run is waiting for results: nothing in hand, a signal acts at once
+
+    def __enter__(self) -> StopRequests:
+        if threading.current_thread() is threading.main_thread():
+            for sig in _STOPS:
+                handler = signal.getsignal(sig)
+                if callable(handler):
+                    self._previous[sig] = handler
+                    signal.signal(sig, self._arrived)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self.act()  # a signal held until the run's end acts as it ends
+
+    @property
+    def requested(self) -> bool:
+        """A signal is held: the run should start nothing more, and wait, where it acts."""
+        return bool(self._held)
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """The run waits for results inside: a signal held acts first, one arriving acts at once."""
+        self.act()
+        self._open = True
+        try:
+            yield
+        finally:
+            self._open = False
+
+    def act(self) -> None:
+        """The signals held act now, in the order they came, as their handlers would have on
+        arrival (Ctrl-C's raises KeyboardInterrupt, and the rest stay held)."""
+        while self._held:
+            sig, frame = self._held.popleft()
+            self._previous[sig](sig, frame)
+
+    def _arrived(self, sig: int, frame: FrameType | None) -> None:
+        self._held.append((sig, frame))
+        if self._open or len(self._held) > 1:
+            # Closed first: what follows a raise out of the wait is bookkeeping again, even if
+            # the raise comes before ``waiting`` closes it (a handler can run at any bytecode).
+            self._open = False
+            self.act()
+
+
+@contextmanager
+def signals_to_main_thread() -> Iterator[None]:
+    """Threads started inside (a process pool's, a progress display's) block Ctrl-C and SIGTERM,
+    so that the kernel delivers those to the main thread: Python runs a signal's handler only
+    in the main thread, and only once it wakes. A signal taken by another thread would leave
+    the main thread waiting for the next result (a whole task of files) before the run stops,
+    while the workers go on starting files. Worker processes forked inside unblock them again
+    (:func:`~asif_convert.batch._worker.init_worker`). Outside the main thread, or without
+    POSIX signal masks, nothing changes. (This makes a stop prompt, not safe: a thread the run
+    did not start may still take a signal; :class:`StopRequests` makes it safe.)"""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
