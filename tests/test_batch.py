@@ -986,6 +986,28 @@ def test_in_this_process_a_stop_lets_the_file_in_progress_finish_and_starts_no_o
     assert len(converted) == 3 and len(assert_every_output_is_recorded(out, summary)) == 3
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_signal_whose_handler_does_not_stop_the_run_skips_no_file(tmp_path, other_thread, workers):
+    """A caller's Ctrl-C handler that only takes note: held while a task is recorded, it runs
+    once, and the run, which it did not stop, converts every file."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src, copies=2)
+    sent, noted = [], []
+
+    def stop_at_first_result(rec):
+        if not sent:
+            sent.append(rec)
+            send(signal.SIGINT, "signal", other_thread)
+            assert not noted  # held: the task is being recorded
+
+    previous = signal.signal(signal.SIGINT, lambda sig, frame: noted.append(sig))
+    try:
+        report = migrate([src], out, to="asif", workers=workers, chunk_size=4, on_result=stop_at_first_result)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert noted == [signal.SIGINT] and not report.summary.interrupted
+    assert report.summary.counts == {"ok": len(files)} and len(read_manifest(out / core.MANIFEST_NAME)) == len(files)
+
 def test_a_second_stop_does_not_wait_for_the_bookkeeping(tmp_path, other_thread):
     """While a first Ctrl-C waits for the run's bookkeeping, a second one acts at once, wherever
     the run is (a run held up in a caller's callback can still be stopped); the run ends

@@ -363,11 +363,14 @@ class _Run:
         work = self._chunks(chunk_size or (1 if pool.in_process else None), pool.parallelism)
         with self.stops:  # a signal acts only where the run waits: every task taken is recorded whole
             try:
-                self._fill(pool, work, window)
-                while self.pending:
-                    self._collect_done(pool)
+                while True:
                     self._fill(pool, work, window)
-                self.stops.act()  # one held since the last result stops the run, as it would have
+                    if self.pending:
+                        self._collect_done(pool)
+                    elif self.stops.requested:  # held since the last result: it acts here, as it would have
+                        self.stops.act()  # (and should its handler not stop the run, the run goes on)
+                    else:
+                        break
             except KeyboardInterrupt:
                 pool.stop()  # first: every moment from here on, a worker could start another file
                 self.summary.interrupted = True
