@@ -1008,6 +1008,7 @@ def test_a_signal_whose_handler_does_not_stop_the_run_skips_no_file(tmp_path, ot
     assert noted == [signal.SIGINT] and not report.summary.interrupted
     assert report.summary.counts == {"ok": len(files)} and len(read_manifest(out / core.MANIFEST_NAME)) == len(files)
 
+
 def test_a_second_stop_does_not_wait_for_the_bookkeeping(tmp_path, other_thread):
     """While a first Ctrl-C waits for the run's bookkeeping, a second one acts at once, wherever
     the run is (a run held up in a caller's callback can still be stopped); the run ends
