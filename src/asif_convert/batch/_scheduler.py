@@ -7,12 +7,13 @@ import ctypes
 import hashlib
 import multiprocessing
 import os
+import queue
 import re
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -139,10 +140,10 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     the last one arrived; what it raises stops the run as Ctrl-C does, its tasks cancelled (a
     cluster's, see ``_cluster.Cluster.watchdog``).
     Ctrl-C (KeyboardInterrupt) cancels what has not started, waits for the files being
-    converted and records them, then propagates; outputs are written atomically. It acts where
-    the run waits for results (one arriving while results are recorded waits for the last of
-    them), so every output in OUTDIR is in the manifest and counted; so does SIGTERM where its
-    handler raises KeyboardInterrupt, as the command line's does. A second one abandons the
+    converted and records them, then propagates; outputs are written atomically. Its handler
+    runs where the run holds nothing (a Ctrl-C arriving while results are recorded waits for the
+    last of them), so every output in OUTDIR is in the manifest and counted; so does SIGTERM's
+    where it raises KeyboardInterrupt, as the command line's does. A second one abandons the
     files in progress.
 
     Artifact files are read from ``options.artifacts_root`` (one folder for every file) or, with
@@ -335,7 +336,10 @@ class _Run:
         # each task in flight: its files, the executor it ran on, and whether it is a retry
         self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor, bool]] = {}
         self.suspects: deque[Task] = deque()  # files of tasks a dying worker took down, to retry alone
-        self.stops = StopRequests()  # Ctrl-C and SIGTERM, held while the run records or submits
+        # what wakes the run: a task done (each future's callback), or a stop requested; a queue
+        # that is safe to put on from a signal handler and, waited on, lets a signal in cleanly
+        self.woken: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self.stops = StopRequests(wake=self._wake)  # Ctrl-C and SIGTERM, acted on where the run waits
         # with per-file artifacts folders: the files inside them are not inputs
         self.skipper = Skipper(spec.artifacts_each, pattern) if spec.artifacts_each is not None else None
 
@@ -403,14 +407,25 @@ class _Run:
     def _submit(self, pool: _Pool, chunk: list[Task], *, retry: bool) -> None:
         fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
         self.pending[fut] = (chunk, ran_on, retry)
+        fut.add_done_callback(self._wake)
+
+    def _wake(self, *_: object) -> None:
+        self.woken.put(None)
 
     def _wait(self) -> set[Future[list[FileResult]]]:
-        """The tasks done, or none after a second (a Ctrl-C caught by a thread this run did not
-        start, which Python hands to this thread only when it wakes, still stops the run within a
-        second); then the watchdog, if any, looks on. The one place a signal interrupts the run:
-        a task done but not returned is still in ``pending``, where a stop collects it."""
-        with self.stops.waiting():
-            done = wait(list(self.pending), timeout=_WAKE_SECONDS, return_when=FIRST_COMPLETED)[0]
+        """The tasks done, once one is or a stop is requested, or none after a second (a Ctrl-C
+        caught by a thread this run did not start, which Python hands to this thread only when
+        it wakes, still stops the run within a second); then the watchdog, if any, looks on.
+        First, a stop requested acts (its KeyboardInterrupt raised here, where the run holds
+        nothing: every task taken out of ``pending`` has been recorded whole)."""
+        self.stops.act()
+        try:
+            self.woken.get(timeout=_WAKE_SECONDS)
+        except queue.Empty:
+            pass
+        while not self.woken.empty():  # (emptied before looking: a task done from now on wakes the next wait)
+            self.woken.get_nowait()
+        done = {fut for fut in self.pending if fut.done()}
         if done:
             self.last_result = time.monotonic()
         elif self.watchdog is not None:

@@ -1,13 +1,16 @@
-"""How Ctrl-C and SIGTERM reach a running batch: they act only where the run has nothing in hand.
+"""How Ctrl-C and SIGTERM reach a running batch: as a request the run acts on where it has
+nothing in hand, never as an exception in the middle of its bookkeeping.
 
 Python runs a signal's handler in the main thread, between two of its bytecodes, whichever
 thread the kernel gave the signal to. A KeyboardInterrupt raised there can land between taking a
-finished task's results and recording the last of them: their outputs are in OUTDIR, but no
-manifest line and no count says so. Blocking the signals in the main thread cannot prevent it:
-the kernel then hands a signal sent to the process to any thread that does not block it (one of
-fsspec's, of a Dask client's, of the caller's), and Python still runs the handler in the main
-thread at its next bytecode. So during a run the handlers act only where the run waits for
-results; a signal that arrives anywhere else is held until the run waits again.
+finished task's results and recording the last of them (their outputs in OUTDIR, with no
+manifest line and no count), or inside ``concurrent.futures.wait`` while it holds some of the
+futures' locks (which it then never releases: the pool's thread blocks on them, and the stopped
+run waits forever). Blocking the signals in the main thread cannot prevent either: the kernel
+then hands a signal sent to the process to any thread that does not block it (one of fsspec's,
+of a Dask client's, of the caller's), and Python still runs the handler in the main thread at
+its next bytecode. So during a run a handler only notes the signal and wakes the run, which
+lets the signal act (its handler raising KeyboardInterrupt) from its own loop.
 """
 
 from __future__ import annotations
@@ -27,18 +30,21 @@ Handler = Callable[[int, FrameType | None], Any]
 
 class StopRequests:
     """Inside ``with``, the handlers of Ctrl-C and SIGTERM that are Python functions (Python's
-    own for Ctrl-C, the command line's for SIGTERM, a caller's) run only while the run waits
-    (:meth:`waiting`) or when it says it may stop (:meth:`act`); a signal arriving elsewhere is
-    held until then, and :attr:`requested` tells the run to start nothing meanwhile. A second
-    signal while one is held does not wait: the held one acts at once, wherever the run is, and
-    the second is held in turn (a second Ctrl-C abandons the files in progress). Handlers that
+    own for Ctrl-C, the command line's for SIGTERM, a caller's) do not run when the signal
+    arrives: it is held, :attr:`requested` says so (the run starts nothing more), ``wake`` is
+    called (the run stops waiting), and the handler runs when the run calls :meth:`act`, where
+    it holds nothing. A second signal while one is held does not wait: the held one acts at
+    once, wherever the run is, and the second is held in turn (a second Ctrl-C abandons the
+    files in progress; a run stuck in a caller's callback can still be stopped). Handlers that
     are not Python functions (SIGTERM's default, which ends the process) are left alone, and so
-    is everything outside the main thread, where no handler can be set."""
+    is everything outside the main thread, where no handler can be set.
 
-    def __init__(self) -> None:
+    ``wake`` runs inside a signal handler: it must be safe there (``SimpleQueue.put`` is)."""
+
+    def __init__(self, wake: Callable[[], object]) -> None:
+        self._wake = wake
         self._previous: dict[int, Handler] = {}
         self._held: deque[tuple[int, FrameType | None]] = deque()
-        self._open = False  # the run is waiting for results: nothing in hand, a signal acts at once
 
     def __enter__(self) -> StopRequests:
         if threading.current_thread() is threading.main_thread():
@@ -57,18 +63,8 @@ class StopRequests:
 
     @property
     def requested(self) -> bool:
-        """A signal is held: the run should start nothing more, and wait, where it acts."""
+        """A signal is held: the run should start nothing more, and act on it."""
         return bool(self._held)
-
-    @contextmanager
-    def waiting(self) -> Iterator[None]:
-        """The run waits for results inside: a signal held acts first, one arriving acts at once."""
-        self.act()
-        self._open = True
-        try:
-            yield
-        finally:
-            self._open = False
 
     def act(self) -> None:
         """The signals held act now, in the order they came, as their handlers would have on
@@ -79,11 +75,10 @@ class StopRequests:
 
     def _arrived(self, sig: int, frame: FrameType | None) -> None:
         self._held.append((sig, frame))
-        if self._open or len(self._held) > 1:
-            # Closed first: what follows a raise out of the wait is bookkeeping again, even if
-            # the raise comes before ``waiting`` closes it (a handler can run at any bytecode).
-            self._open = False
+        if len(self._held) > 1:
             self.act()
+        else:
+            self._wake()
 
 
 @contextmanager
