@@ -10,9 +10,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from typer.testing import CliRunner
 from asif_convert import Limits, Options, convert
 from asif_convert import batch as core
 from asif_convert._cli.app import app
+from asif_convert._cli.common import sigterm_interrupts
 from asif_convert.batch import Manifest, discover, migrate, output_path, read_manifest
 from asif_convert.batch import _scheduler as scheduler_module
 from asif_convert.batch import _worker as worker_module
@@ -868,6 +871,170 @@ def test_no_file_starts_after_the_signal_and_the_summary_counts_what_is_left(tmp
     rerun = migrate([src], out, to="asif", workers=2)
     assert rerun.summary.counts["unchanged"] == after and rerun.summary.counts["ok"] == left
     assert tree_bytes(out) == tree_bytes(clean)
+
+
+@contextmanager
+def stop_handlers():
+    """The handlers the command line runs a batch with: Python's own for Ctrl-C (it raises
+    KeyboardInterrupt), and one that makes SIGTERM do the same."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with sigterm_interrupts():
+            yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def other_thread():
+    """A thread of this process that blocks no signal (as fsspec's, a Dask client's or a
+    caller's may), waiting until the test ends."""
+    done = threading.Event()
+    thread = threading.Thread(target=done.wait, name="takes-signals", daemon=True)
+    thread.start()
+    yield thread
+    done.set()
+    thread.join()
+
+
+def send(sig: int, how: str, other: threading.Thread) -> None:
+    """A stop, right here. ``handler``: the handler now installed runs, as Python runs it in the
+    main thread at its next bytecode once any thread of the process has taken the signal,
+    whatever the main thread blocks. ``signal``: a real signal, to this thread. ``thread``: a real
+    signal, taken by ``other``; back here once its C handler has run there (it writes to the
+    wakeup fd), so that Python owes this thread the handler from its next bytecode on."""
+    if how == "handler":
+        handler = signal.getsignal(sig)
+        assert callable(handler)
+        handler(sig, None)
+    elif how == "signal":
+        signal.raise_signal(sig)
+    else:
+        taken, wakeup = os.pipe()
+        os.set_blocking(wakeup, False)
+        previous = signal.set_wakeup_fd(wakeup)
+        try:
+            assert other.ident is not None
+            signal.pthread_kill(other.ident, sig)
+            os.read(taken, 1)
+        finally:
+            signal.set_wakeup_fd(previous)
+            os.close(taken)
+            os.close(wakeup)
+
+
+def assert_every_output_is_recorded(out: Path, summary: core.Summary) -> list[core.FileResult]:
+    outputs = set(tree_bytes(out))
+    lines = read_manifest(out / core.MANIFEST_NAME)
+    assert summary.interrupted and no_temp_files(out)
+    assert {r.output for r in lines} == outputs and all(r.status == "ok" for r in lines)
+    assert len(lines) == len(outputs) == summary.done  # none lost, none counted twice
+    return lines
+
+
+HOW = ["handler", "signal", pytest.param("thread", marks=pytest.mark.skipif(
+    not hasattr(signal, "pthread_kill"), reason="a signal to one thread is POSIX"))]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("how", HOW)
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_a_stop_while_a_task_is_recorded_loses_none_of_its_files(tmp_path, other_thread, workers, how, stop):
+    """Ctrl-C or SIGTERM at the moment the first of a task's four files is recorded: every output
+    in OUTDIR has its manifest line and is counted (the task's other three too), the run stops,
+    and a rerun converts exactly the files that have no output."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src, copies=2)
+    sig = getattr(signal, stop)
+    sent = []
+
+    def stop_at_first_result(rec):
+        if not sent:
+            sent.append(rec)
+            send(sig, how, other_thread)
+
+    summary = core.Summary()
+    with stop_handlers(), pytest.raises(KeyboardInterrupt):
+        migrate([src], out, to="asif", workers=workers, chunk_size=4, on_result=stop_at_first_result,
+                summary=summary)
+    lines = assert_every_output_is_recorded(out, summary)
+    assert 4 <= len(lines) < len(files)
+    if workers == 0:  # the two tasks converted as they were submitted, before the first was recorded
+        assert len(lines) == 8
+    rerun = migrate([src], out, to="asif", workers=workers)
+    assert rerun.summary.counts == {"unchanged": len(lines), "ok": len(files) - len(lines)}
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_in_this_process_a_stop_lets_the_file_in_progress_finish_and_starts_no_other(tmp_path, monkeypatch,
+                                                                                    other_thread, how):
+    """``workers=0`` converts in the batch's own process: Ctrl-C while the third file converts
+    lets it finish and be recorded, and no other file starts."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_tree(src, copies=2)
+    converted = []
+
+    def convert_then_stop(spec, task):
+        converted.append(task)
+        if len(converted) == 3:
+            send(signal.SIGINT, how, other_thread)
+        return real(spec, task)
+
+    real = worker_module.convert_file
+    monkeypatch.setattr(worker_module, "convert_file", convert_then_stop)
+    summary = core.Summary()
+    with stop_handlers(), pytest.raises(KeyboardInterrupt):
+        migrate([src], out, to="asif", workers=0, summary=summary)
+    assert len(converted) == 3 and len(assert_every_output_is_recorded(out, summary)) == 3
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_signal_whose_handler_does_not_stop_the_run_skips_no_file(tmp_path, other_thread, workers):
+    """A caller's Ctrl-C handler that only takes note: held while a task is recorded, it runs
+    once, and the run, which it did not stop, converts every file."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    files = make_tree(src, copies=2)
+    sent, noted = [], []
+
+    def stop_at_first_result(rec):
+        if not sent:
+            sent.append(rec)
+            send(signal.SIGINT, "signal", other_thread)
+            assert not noted  # held: the task is being recorded
+
+    previous = signal.signal(signal.SIGINT, lambda sig, frame: noted.append(sig))
+    try:
+        report = migrate([src], out, to="asif", workers=workers, chunk_size=4, on_result=stop_at_first_result)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert noted == [signal.SIGINT] and not report.summary.interrupted
+    assert report.summary.counts == {"ok": len(files)} and len(read_manifest(out / core.MANIFEST_NAME)) == len(files)
+
+
+def test_a_second_stop_does_not_wait_for_the_bookkeeping(tmp_path, other_thread):
+    """While a first Ctrl-C waits for the run's bookkeeping, a second one acts at once, wherever
+    the run is (a run held up in a caller's callback can still be stopped); the run ends
+    interrupted, and what the manifest says is true."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_tree(src, copies=2)
+    at_once = []
+
+    def stop_twice(rec):
+        if not at_once:
+            send(signal.SIGINT, "handler", other_thread)  # held: the run is recording
+            try:
+                send(signal.SIGINT, "handler", other_thread)
+            except KeyboardInterrupt:
+                at_once.append(True)
+                raise
+            at_once.append(False)
+
+    summary = core.Summary()
+    with stop_handlers(), pytest.raises(KeyboardInterrupt):
+        migrate([src], out, to="asif", workers=0, chunk_size=4, on_result=stop_twice, summary=summary)
+    assert at_once == [True] and summary.interrupted
+    lines = read_manifest(out / core.MANIFEST_NAME)
+    assert {r.output for r in lines} <= set(tree_bytes(out)) and all(r.status == "ok" for r in lines)
 
 
 def test_a_second_run_into_a_busy_outdir_is_refused(tmp_path):

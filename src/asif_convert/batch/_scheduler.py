@@ -7,14 +7,13 @@ import ctypes
 import hashlib
 import multiprocessing
 import os
+import queue
 import re
-import signal
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +40,7 @@ from asif_convert.batch._records import (
     FileResult,
     UsageError,
 )
+from asif_convert.batch._stops import StopRequests, signals_to_main_thread
 from asif_convert.batch._summary import Progress, Report, Summary
 from asif_convert.batch._worker import Spec, Task, init_worker, run_tasks
 from asif_convert.plugin import Options
@@ -140,7 +140,11 @@ def migrate(sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     the last one arrived; what it raises stops the run as Ctrl-C does, its tasks cancelled (a
     cluster's, see ``_cluster.Cluster.watchdog``).
     Ctrl-C (KeyboardInterrupt) cancels what has not started, waits for the files being
-    converted and records them, then propagates; outputs are written atomically.
+    converted and records them, then propagates; outputs are written atomically. Its handler
+    runs where the run holds nothing (a Ctrl-C arriving while results are recorded waits for the
+    last of them), so every output in OUTDIR is in the manifest and counted; so does SIGTERM's
+    where it raises KeyboardInterrupt, as the command line's does. A second one abandons the
+    files in progress.
 
     Artifact files are read from ``options.artifacts_root`` (one folder for every file) or, with
     ``artifacts_each``, from each file's own folder named by that template relative to the
@@ -265,6 +269,11 @@ class _Pool:
         self.executor: Executor = executor if executor is not None else self._start()
         self.abandoned = False
 
+    @property
+    def in_process(self) -> bool:
+        """Whether tasks convert in this process, as they are submitted (``workers=0``)."""
+        return isinstance(self.executor, _InProcess)
+
     def _start(self) -> Executor:
         if self.workers == 0:
             return _InProcess()
@@ -327,6 +336,10 @@ class _Run:
         # each task in flight: its files, the executor it ran on, and whether it is a retry
         self.pending: dict[Future[list[FileResult]], tuple[list[Task], Executor, bool]] = {}
         self.suspects: deque[Task] = deque()  # files of tasks a dying worker took down, to retry alone
+        # what wakes the run: a task done (each future's callback), or a stop requested; a queue
+        # that is safe to put on from a signal handler and, waited on, lets a signal in cleanly
+        self.woken: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self.stops = StopRequests(wake=self._wake)  # Ctrl-C and SIGTERM, acted on where the run waits
         # with per-file artifacts folders: the files inside them are not inputs
         self.skipper = Skipper(spec.artifacts_each, pattern) if spec.artifacts_each is not None else None
 
@@ -349,34 +362,43 @@ class _Run:
                 self._found(None)  # before start: the display knows the totals will grow
             with signals_to_main_thread():  # (a display may start a thread)
                 self.progress.start(self.summary.total_files, self.summary.total_bytes, pool.shown_workers)
-        work = self._chunks(chunk_size, pool.parallelism)
-        try:
-            self._fill(pool, work, window)
-            while self.pending:
-                self._collect_done(pool)
-                self._fill(pool, work, window)
-        except KeyboardInterrupt:
-            pool.stop()  # first: every moment from here on, a worker could start another file
-            self.summary.interrupted = True
-            pool.abandoned = not self._finish_started(pool)
-            raise
-        except ClusterLost:  # nothing more will finish: what was reported stands
-            self.summary.interrupted = True
-            for fut in self.pending:
-                fut.cancel()
-            raise
-        finally:
-            work.close()
-            self.summary.elapsed = time.perf_counter() - self.summary.started
-            if self.progress is not None:
-                self.progress.stop()
+        # In this process a task's files convert as it is submitted, while a signal is held: one
+        # file a task, unless told otherwise, so that a stop waits for the file in progress only.
+        work = self._chunks(chunk_size or (1 if pool.in_process else None), pool.parallelism)
+        with self.stops:  # a signal acts only where the run waits: every task taken is recorded whole
+            try:
+                while True:
+                    self._fill(pool, work, window)
+                    if self.pending:
+                        self._collect_done(pool)
+                    elif self.stops.requested:  # held since the last result: it acts here, as it would have
+                        self.stops.act()  # (and should its handler not stop the run, the run goes on)
+                    else:
+                        break
+            except KeyboardInterrupt:
+                pool.stop()  # first: every moment from here on, a worker could start another file
+                self.summary.interrupted = True
+                pool.abandoned = not self._finish_started(pool)
+                raise
+            except ClusterLost:  # nothing more will finish: what was reported stands
+                self.summary.interrupted = True
+                for fut in self.pending:
+                    fut.cancel()
+                raise
+            finally:
+                work.close()
+                self.summary.elapsed = time.perf_counter() - self.summary.started
+                if self.progress is not None:
+                    self.progress.stop()
 
     def _fill(self, pool: _Pool, work: Iterator[list[Task]], window: int) -> None:
+        """Submit tasks up to ``window`` in flight; none once a stop is requested (a signal held
+        until the run next waits, where it acts)."""
         if self.suspects:  # one at a time, nothing beside it: a death then names its file
-            if not self.pending:
+            if not self.pending and not self.stops.requested:
                 self._submit(pool, [self.suspects.popleft()], retry=True)
             return
-        while len(self.pending) < window:
+        while len(self.pending) < window and not self.stops.requested:
             chunk = next(work, None)
             if chunk is None:
                 return
@@ -385,12 +407,25 @@ class _Run:
     def _submit(self, pool: _Pool, chunk: list[Task], *, retry: bool) -> None:
         fut, ran_on = pool.submit(run_tasks, self.spec, chunk)
         self.pending[fut] = (chunk, ran_on, retry)
+        fut.add_done_callback(self._wake)
+
+    def _wake(self, *_: object) -> None:
+        self.woken.put(None)
 
     def _wait(self) -> set[Future[list[FileResult]]]:
-        """The tasks done, or none after a second (a Ctrl-C caught by a thread this run did not
-        start, which Python hands to this thread only when it wakes, still stops the run within a
-        second); then the watchdog, if any, looks on."""
-        done = wait(list(self.pending), timeout=_WAKE_SECONDS, return_when=FIRST_COMPLETED)[0]
+        """The tasks done, once one is or a stop is requested, or none after a second (a Ctrl-C
+        caught by a thread this run did not start, which Python hands to this thread only when
+        it wakes, still stops the run within a second); then the watchdog, if any, looks on.
+        First, a stop requested acts (its KeyboardInterrupt raised here, where the run holds
+        nothing: every task taken out of ``pending`` has been recorded whole)."""
+        self.stops.act()
+        try:
+            self.woken.get(timeout=_WAKE_SECONDS)
+        except queue.Empty:
+            pass
+        while not self.woken.empty():  # (emptied before looking: a task done from now on wakes the next wait)
+            self.woken.get_nowait()
+        done = {fut for fut in self.pending if fut.done()}
         if done:
             self.last_result = time.monotonic()
         elif self.watchdog is not None:
@@ -538,27 +573,7 @@ def _noop() -> None:
     return None
 
 
-_STOPS = {signal.SIGINT, signal.SIGTERM}
 _WAKE_SECONDS = 1.0
-
-
-@contextmanager
-def signals_to_main_thread() -> Iterator[None]:
-    """Threads started inside (a process pool's, a progress display's) block Ctrl-C and SIGTERM,
-    so that the kernel delivers those to the main thread: Python runs a signal's handler only
-    in the main thread, and only once it wakes. A signal taken by another thread would leave
-    the main thread waiting for the next result (a whole task of files) before the run stops,
-    while the workers go on starting files. Worker processes forked inside unblock them again
-    (:func:`~asif_convert.batch._worker.init_worker`). Outside the main thread, or without
-    POSIX signal masks, nothing changes."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class _InProcess(Executor):
