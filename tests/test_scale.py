@@ -291,6 +291,50 @@ def test_a_listing_streams_the_first_files_convert_before_its_last_page(s3, endp
     assert len(_outputs(s3, f"{bucket}/out")) == 10
 
 
+def test_a_large_manifest_goes_up_and_comes_back_a_part_at_a_time(s3, endpoint):
+    """A manifest of four parts' size is put back, and read back by a rerun, holding about a part
+    in memory, never the manifest (s3fs would read ten parts before sending any, and a whole read
+    holds it twice)."""
+    import tracemalloc
+
+    from asif_convert.batch._remote import MANIFEST_PART_BYTES, RemoteManifest
+
+    bucket = _bucket(s3)
+    url, options = f"s3://{bucket}/out/manifest.jsonl", test_remote._options(endpoint)
+    first = RemoteManifest(url, fresh=True, run="2026-01-01T00:00:00.000000Z", storage_options=options)
+    line = FileResult(input="s3://b/a.json", output=None, status="invalid", target_format="asif",
+                      error="x" * 2**16)
+    for i in range(4 * MANIFEST_PART_BYTES // 2**16 + 1):  # lines of 64 KiB, one output each
+        line.output = f"{i}.asif.json"
+        first.append(line)
+    tracemalloc.start()
+    try:
+        first.close()
+        put_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        second = RemoteManifest(url, fresh=False, run="2026-01-01T00:01:00.000000Z", storage_options=options)
+        read_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    second.close()
+    assert s3.info(f"{bucket}/out/manifest.jsonl")["size"] > 4 * MANIFEST_PART_BYTES
+    assert put_peak < 2.5 * MANIFEST_PART_BYTES and read_peak < 2.5 * MANIFEST_PART_BYTES, (put_peak, read_peak)
+
+
+def test_a_store_is_one_file_system_whatever_its_client_made_of_the_options(s3, endpoint):
+    """botocore rewrites the retry settings it is given: the batch's own stay as written, so the
+    next call names the same store by the same options and gets the same file system (one S3
+    client per process, not a second after the first request)."""
+    from asif_convert.batch import _remote
+
+    bucket = _bucket(s3)
+    fs, _ = _remote.filesystem(f"s3://{bucket}/a", test_remote._options(endpoint))
+    fs.ls(bucket)
+    again, _ = _remote.filesystem(f"s3://{bucket}/b", test_remote._options(endpoint))
+    assert again is fs
+    assert _remote._S3_CONFIG == {"connect_timeout": 10, "read_timeout": 120, "retries": {"max_attempts": 3}}
+
+
 def test_credentials_are_split_from_the_options_at_any_depth_and_merged_back():
     from asif_convert.batch import _credentials as credentials
 
