@@ -237,12 +237,22 @@ def _excluded(url: str, excluded: list[str]) -> bool:
     return any(url == e or url.startswith(e.rstrip("/") + "/") for e in excluded)
 
 
-def read(url: str, limits: Limits, storage_options: dict[str, Any]) -> bytes:
+def read(url: str, limits: Limits, storage_options: dict[str, Any], listed: int | None = None) -> bytes:
     """An object's bytes: its size checked against the limit before any byte is read, and no
-    more than that size read (an object that grew since is refused by what was read)."""
+    more than that size read (an object that grew since is refused by what was read).
+
+    ``listed``: its size as the listing gave it. Then no request asks for it again: one ranged
+    GET reads a byte more than that, and only an object that has grown since it was listed (that
+    byte came) is asked for its size and read again, as without a listed size. So a file costs
+    a GET and a PUT on object storage, not a HEAD besides."""
     fs, path = filesystem(url, storage_options)
     name = display_name(url)
     with _refusing(url, usage=False):
+        if listed:  # (an object listed empty is asked for its size: S3 refuses a range of an empty object)
+            check_size(listed, limits, name)
+            data = bytes(fs.cat_file(path, start=0, end=listed + 1))
+            if len(data) <= listed:
+                return data
         info = fs.info(path)
         if info.get("type") != "file":
             raise InvalidInput([Problem(rule="io", path="", message="is no longer an object")], name)
