@@ -32,7 +32,8 @@ class FaultyProxy:
         self.lock = threading.Lock()
         self.puts = 0  # uploads of outputs seen
         self.per_key: dict[str, int] = {}
-        self.log: list[tuple[str, str]] = []  # ("list", prefix) and ("put", key), as they came
+        # ("list", path), ("head", key), ("get", key) and ("put", key) of outputs, as they came
+        self.log: list[tuple[str, str]] = []
         self.faults: dict[str, int] = {}
         self.held = threading.Event()  # set while a PUT is held: its client's port is ``held_port``
         self.held_port = 0
@@ -58,6 +59,9 @@ class FaultyProxy:
         if method == "GET" and "list-type=2" in query:
             with self.lock:
                 self.log.append(("list", path))
+        elif method in ("GET", "HEAD"):
+            with self.lock:
+                self.log.append((method.lower(), key))
         if method != "PUT" or not key.endswith(".asif.json"):
             return "pass"
         with self.lock:

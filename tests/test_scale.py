@@ -291,6 +291,98 @@ def test_a_listing_streams_the_first_files_convert_before_its_last_page(s3, endp
     assert len(_outputs(s3, f"{bucket}/out")) == 10
 
 
+def test_an_object_costs_one_get_of_its_listed_size_and_no_head(s3, endpoint, tmp_path):
+    """The listing's sizes stand: each input is read by one ranged GET, no HEAD asks its size
+    again, and its output is one PUT; the input above --max-bytes is refused from its listed size
+    without a request. The outputs are a local batch's."""
+    bucket = _bucket(s3)
+    files = _archive(copies=1)
+    _upload(s3, f"{bucket}/in", files)
+    with FaultyProxy(endpoint, lambda n, tries: "pass") as proxy:
+        report = migrate(f"s3://{bucket}/in/", f"s3://{bucket}/out/", to="asif", workers=0,
+                         limits=test_remote._limits(),
+                         storage_options={"endpoint_url": proxy.url, "key": "testing", "secret": "testing"})
+    inputs = {f"/{bucket}/in/{rel}" for rel in files}
+    reads = sorted((what, key) for what, key in proxy.log if key in inputs)
+    assert reads == sorted(("get", key) for key in inputs if not key.endswith("/large/huge.json"))
+    converted = [r for r in report.results if r.status == "ok"]
+    assert len(converted) == len(files) - 3 and proxy.puts == len(converted)
+    assert {r.output: r.status for r in report.results}["large/huge.asif.json"] == "invalid"
+    assert _outputs(s3, f"{bucket}/out") == _local_batch(tmp_path, files)
+
+
+@pytest.mark.parametrize("listed", [10, 1_000])
+def test_an_object_that_changed_size_since_it_was_listed_is_read_whole(listed):
+    """An object grown since the listing (the byte past its listed size comes) is asked for its
+    size and read again, whole; one that shrank is read whole by the first GET."""
+    import fsspec
+
+    from asif_convert._limits import Limits
+    from asif_convert.batch import _remote
+
+    data = b'{"session": "' + b"x" * 200 + b'"}'
+    fsspec.filesystem("memory").pipe_file(f"/changed-{os.getpid()}/a.json", data)
+    assert _remote.read(f"memory://changed-{os.getpid()}/a.json", Limits(), {}, listed) == data
+
+
+def test_an_object_listed_above_the_limit_is_refused_unread(monkeypatch):
+    import fsspec
+
+    from asif_convert._errors import InvalidInput
+    from asif_convert._limits import Limits
+    from asif_convert.batch import _remote
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe_file(f"/limit-{os.getpid()}/a.json", b"{}")
+    monkeypatch.setattr(type(fs), "cat_file", lambda *a, **k: pytest.fail("read"))
+    with pytest.raises(InvalidInput, match="more than the limit of 100 "):
+        _remote.read(f"memory://limit-{os.getpid()}/a.json", Limits(max_bytes=100), {}, 101)
+
+
+def test_a_large_manifest_goes_up_and_comes_back_a_part_at_a_time(s3, endpoint):
+    """A manifest of four parts' size is put back, and read back by a rerun, holding about a part
+    in memory, never the manifest (s3fs would read ten parts before sending any, and a whole read
+    holds it twice)."""
+    import tracemalloc
+
+    from asif_convert.batch._remote import MANIFEST_PART_BYTES, RemoteManifest
+
+    bucket = _bucket(s3)
+    url, options = f"s3://{bucket}/out/manifest.jsonl", test_remote._options(endpoint)
+    first = RemoteManifest(url, fresh=True, run="2026-01-01T00:00:00.000000Z", storage_options=options)
+    line = FileResult(input="s3://b/a.json", output=None, status="invalid", target_format="asif",
+                      error="x" * 2**16)
+    for i in range(4 * MANIFEST_PART_BYTES // 2**16 + 1):  # lines of 64 KiB, one output each
+        line.output = f"{i}.asif.json"
+        first.append(line)
+    tracemalloc.start()
+    try:
+        first.close()
+        put_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        second = RemoteManifest(url, fresh=False, run="2026-01-01T00:01:00.000000Z", storage_options=options)
+        read_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    second.close()
+    assert s3.info(f"{bucket}/out/manifest.jsonl")["size"] > 4 * MANIFEST_PART_BYTES
+    assert put_peak < 2.5 * MANIFEST_PART_BYTES and read_peak < 2.5 * MANIFEST_PART_BYTES, (put_peak, read_peak)
+
+
+def test_a_store_is_one_file_system_whatever_its_client_made_of_the_options(s3, endpoint):
+    """botocore rewrites the retry settings it is given: the batch's own stay as written, so the
+    next call names the same store by the same options and gets the same file system (one S3
+    client per process, not a second after the first request)."""
+    from asif_convert.batch import _remote
+
+    bucket = _bucket(s3)
+    fs, _ = _remote.filesystem(f"s3://{bucket}/a", test_remote._options(endpoint))
+    fs.ls(bucket)
+    again, _ = _remote.filesystem(f"s3://{bucket}/b", test_remote._options(endpoint))
+    assert again is fs
+    assert _remote._S3_CONFIG == {"connect_timeout": 10, "read_timeout": 120, "retries": {"max_attempts": 3}}
+
+
 def test_credentials_are_split_from_the_options_at_any_depth_and_merged_back():
     from asif_convert.batch import _credentials as credentials
 

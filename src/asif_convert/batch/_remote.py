@@ -16,6 +16,7 @@ guarantees, as object stores can give them:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -54,6 +55,7 @@ STALE_SECONDS = 300.0  # a lock not renewed for this long belongs to a run that 
 FLUSH_SECONDS = 5.0  # how often new manifest lines are sent
 WRITE_ATTEMPTS = 5  # uploads of an output, when the failures are transient (beyond the SDK's own retries)
 MANIFEST_PART_BYTES = 5 * 2**20  # a large manifest goes up in parts this size (S3's smallest)
+MANIFEST_READ_BYTES = 2**20  # a manifest is read back a range this size at a time
 BACKOFF_SECONDS = 0.25  # the pause after the first failed upload; it doubles after each
 
 
@@ -70,7 +72,9 @@ def filesystem(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
         raise UsageError(f"{url}: the {protocol}:// file system is not installed; {how}") from None
     options = credentials.merge(storage_options, credentials.held())  # this process's own, never a task's
     if protocol in ("s3", "s3a") and "config_kwargs" not in options:
-        options["config_kwargs"] = _S3_CONFIG
+        # a copy: botocore rewrites the retries it is given, which would change the options'
+        # token, so that the next call made a second file system (and S3 client) for the same store
+        options["config_kwargs"] = copy.deepcopy(_S3_CONFIG)
     try:
         fs = cls(**options)
     except Exception as exc:  # the file system refuses its options
@@ -233,12 +237,22 @@ def _excluded(url: str, excluded: list[str]) -> bool:
     return any(url == e or url.startswith(e.rstrip("/") + "/") for e in excluded)
 
 
-def read(url: str, limits: Limits, storage_options: dict[str, Any]) -> bytes:
+def read(url: str, limits: Limits, storage_options: dict[str, Any], listed: int | None = None) -> bytes:
     """An object's bytes: its size checked against the limit before any byte is read, and no
-    more than that size read (an object that grew since is refused by what was read)."""
+    more than that size read (an object that grew since is refused by what was read).
+
+    ``listed``: its size as the listing gave it. Then no request asks for it again: one ranged
+    GET reads a byte more than that, and only an object that has grown since it was listed (that
+    byte came) is asked for its size and read again, as without a listed size. So a file costs
+    a GET and a PUT on object storage, not a HEAD besides."""
     fs, path = filesystem(url, storage_options)
     name = display_name(url)
     with _refusing(url, usage=False):
+        if listed:  # (an object listed empty is asked for its size: S3 refuses a range of an empty object)
+            check_size(listed, limits, name)
+            data = bytes(fs.cat_file(path, start=0, end=listed + 1))
+            if len(data) <= listed:
+                return data
         info = fs.info(path)
         if info.get("type") != "file":
             raise InvalidInput([Problem(rule="io", path="", message="is no longer an object")], name)
@@ -528,8 +542,7 @@ class RemoteManifest(Manifest):
                 if not fresh:
                     with open(local, "wb") as out:
                         for key in ([self.key] if self.fs.exists(self.key) else []) + earlier:
-                            data = self.fs.cat_file(key)
-                            out.write(data if data.endswith(b"\n") or not data else data + b"\n")
+                            _copy_lines(self.fs, key, out)
                 super().__init__(local, fresh=fresh)
                 if earlier or fresh:  # their lines are now in one manifest: put it before removing them
                     self._put()
@@ -545,9 +558,11 @@ class RemoteManifest(Manifest):
 
     def _put(self) -> None:
         """The working copy put whole, from the file: on S3 a multipart upload of MANIFEST_PART_BYTES
-        parts above twice that (published only when complete), so a large manifest is never all in
-        memory at once."""
-        self.fs.put_file(str(self.path), self.key, **({"chunksize": MANIFEST_PART_BYTES} if _is_s3(self.fs) else {}))
+        parts above twice that (published only when complete), one part read at a time, so the
+        client holds one part of a large manifest, never the manifest. (s3fs reads as many parts
+        as its ``max_concurrency``, 10 by default, before sending them: 50 MiB held at once.)"""
+        self.fs.put_file(str(self.path), self.key,
+                         **({"chunksize": MANIFEST_PART_BYTES, "max_concurrency": 1} if _is_s3(self.fs) else {}))
 
     def append(self, rec: FileResult) -> None:
         super().append(rec)
@@ -582,6 +597,22 @@ class RemoteManifest(Manifest):
                     _remove(self.fs, key)
         finally:
             shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _copy_lines(fs: Any, key: str, out: Any) -> None:
+    """Append the object ``key`` to ``out`` a MANIFEST_READ_BYTES range at a time, ending its last
+    line if it is not ended: a large manifest is never held whole (a whole ``cat_file`` holds it
+    twice, its ranges and their join)."""
+    size = int(fs.info(key).get("size") or 0)
+    last = b"\n"
+    for start in range(0, size, MANIFEST_READ_BYTES):
+        data = fs.cat_file(key, start=start, end=min(start + MANIFEST_READ_BYTES, size))
+        if data:
+            out.write(data)
+            last = data[-1:]
+        del data  # (before the next range is read)
+    if last != b"\n":
+        out.write(b"\n")
 
 
 def _remove(fs: Any, key: str) -> None:

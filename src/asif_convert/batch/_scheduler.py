@@ -537,7 +537,7 @@ class _Run:
             else:
                 self.seen.add(_digest(rel))
                 expect = None if self.force or self.book is None else self.book.previous(rel, self.spec.settings)
-                yield Task(item.path, rel, item.confined, expect)
+                yield Task(item.path, rel, item.confined, expect, item.size)
         self.summary.counted = True  # (a listing that streams is done: its total is known now)
 
     def _found(self, item: Found | Refused | None) -> None:

@@ -129,10 +129,12 @@ def inside(path: str, roots: Iterable[str]) -> bool:
     return _inside(path, [r for r in roots if not is_url(r)])
 
 
-def read_input(spec: Spec, path: str, confined: bool) -> bytes:
-    """One input's bytes, its size checked against the limits before it is read."""
+def read_input(spec: Spec, path: str, confined: bool, listed: int | None = None) -> bytes:
+    """One input's bytes, its size checked against the limits before it is read. ``listed``: its
+    size when it was found; object storage trusts it rather than asking again (see
+    ``_remote.read``), a local file is asked (``fstat`` costs nothing)."""
     if is_url(path):
-        return remote().read(path, spec.limits, spec.storage_options)
+        return remote().read(path, spec.limits, spec.storage_options, listed)
     if confined and not _inside(os.path.realpath(path), spec.roots):
         raise Unsafe("the input now resolves outside the source roots")
     # (refuses an oversized file from its size, unread, and whatever replaced the file found)

@@ -74,6 +74,7 @@ class Task(NamedTuple):
     output: str  # relative to OUTDIR, POSIX
     confined: bool  # re-check at open time that the input resolves inside the roots
     expect: Previous | None  # what a previous ok run read and wrote, for resume
+    size: int | None = None  # its size when it was found (object storage reads by it, asking no HEAD)
 
 
 # A local worker's view of its batch's stop flag (a byte shared with the parent, see
@@ -138,7 +139,7 @@ def convert_file(spec: Spec, task: Task) -> FileResult:
     res = FileResult(input=task.input, output=task.output, status=OK, target_format=spec.to,
                      settings=spec.settings, run=spec.run, worker=f"pid {os.getpid()}")  # no host names in outputs
     try:
-        data = storage.read_input(spec, task.input, task.confined)
+        data = storage.read_input(spec, task.input, task.confined, task.size)
     except Unsafe as exc:
         return _finish(res, t0, status=REFUSED, error=str(exc))
     except InvalidInput as exc:
