@@ -394,6 +394,7 @@ def test_a_killed_runs_manifest_parts_are_read_back_and_merged_once():
     import fsspec
 
     from asif_convert.batch import FileResult
+    from asif_convert.batch._records import Previous
     from asif_convert.batch._remote import RemoteManifest
 
     fs = fsspec.filesystem("memory")
@@ -406,7 +407,7 @@ def test_a_killed_runs_manifest_parts_are_read_back_and_merged_once():
     assert len(parts) == 1 and not fs.exists(f"/manifest-{os.getpid()}/out/manifest.jsonl")
 
     second = RemoteManifest(url, fresh=False, run="2026-01-01T00:01:00.000000Z", storage_options={})
-    assert second.previous("a.asif.json", "S") == ("ab", 10, None, ())
+    assert second.previous("a.asif.json", "S") == Previous("ab", 10, None, ())
     assert fs.find(f"/manifest-{os.getpid()}/out/.manifest.jsonl.parts") == []  # merged into the manifest
     assert b'"a.asif.json"' in fs.cat_file(f"/manifest-{os.getpid()}/out/manifest.jsonl")
     second.close()
