@@ -170,8 +170,7 @@ class Reader:
                                                     interpretation_required=False), v if isinstance(v, dict) else {})
         home = records.Home(r=[records.Slot(n=n, f=self.file)])
         if isinstance(v, dict) and self.order.passes(self.file, n):  # its own rendering: nothing to compare
-            self.homes[eid] = home
-            self.slots[(self.file, n)] = home.r[0]
+            self._keep(eid, home)
             self.envelopes.setdefault(self.file, records.Envelope()).seen(v, kind)
         else:
             self._settle(eid, home)
@@ -344,12 +343,16 @@ class Reader:
 
     def _settle(self, eid: str, home: records.Home) -> None:
         """A group is read: its records are rendered, and compared as soon as those before them are."""
-        self.homes[eid] = home
-        for slot in home.r:
-            self.slots[(slot.f, slot.n)] = slot
+        self._keep(eid, home)
         start = len(self.events) - 1 - home.g
         for p in self.order.push(records.partials(home, self.events[start:start + 1 + home.g], self.index)):
             self._compare(p)
+
+    def _keep(self, eid: str, home: records.Home) -> None:
+        """The home of event ``eid``, and its slots, where a difference found later is put."""
+        self.homes[eid] = home
+        for slot in home.r:
+            self.slots[(slot.f, slot.n)] = slot
 
     def _compare(self, p: records.Partial) -> None:
         """A record's difference from its rendering, on its slot (each file's records derive
