@@ -17,7 +17,7 @@ from asif_convert import InvalidInput, Options, UsageError, convert
 from asif_convert._registry import get
 
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, ROOT, load_json
-from .strategies import asif_sessions, json_scalars
+from .strategies import asif_sessions, json_scalars, json_values
 from .test_roundtrip import asif_of, exact
 
 NS = "agent-continuity/1"
@@ -454,3 +454,66 @@ def test_options_and_limits_of_the_wrong_type_are_a_usage_error():
         convert(data, to="asif", options=1)  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         convert(data, to="asif", limits=1)  # type: ignore[arg-type]
+
+
+# -- the agent formats' own state ------------------------------------------------------------
+
+# A transcript and a rollout whose events hold every kind of state their readers write (homes
+# with differences and style options; line wrappers, styles, differences, output encodings).
+AGENT_FILES = {"claude-code": ROOT / "corpus" / "claude-code" / "tools" / "74065a23-6f82-500a-981f-470694a8a047.jsonl",
+               "codex": ROOT / "corpus" / "codex" / "parallel.jsonl"}
+_AGENT_ASIF: dict[str, dict[str, Any]] = {}
+# Values of the shapes the state uses, in the wrong places: where a crash would hide.
+_STATE_VALUES = st.one_of(
+    st.sampled_from([-1, 2**53 - 1, 3.0, "zz", "pcq", [1], [[1]], [{}], {"=": 1, "k": 3}, {"{}": 7}, {"-": 3},
+                     {"#": "a"}, {"k": [[1]]}, {"l": 3}, {"w": "x"}, {"o": "z"}, {"keys": 3}, {"extra": 5},
+                     {"str": 2}, {"n": -1}, []]),
+    json_values(6))
+
+
+def _agent_asif(fmt: str) -> dict[str, Any]:
+    if fmt not in _AGENT_ASIF:
+        _AGENT_ASIF[fmt] = json.loads(convert(AGENT_FILES[fmt].read_bytes(), to="asif").output)
+    return copy.deepcopy(_AGENT_ASIF[fmt])
+
+
+def _places(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place inside ``value`` (``value`` itself too): the keys and indices down to it."""
+    out = [at]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        out += _places(inner, (*at, key))
+    return out
+
+
+@pytest.mark.parametrize("fmt", sorted(AGENT_FILES))
+@given(data=st.data())
+def test_an_edited_agent_state_is_data_never_a_crash(fmt, data):
+    """Any value anywhere in an event's ``claude-code/1`` or ``codex/1`` state (an edited
+    document): a transcript or rollout, or a refusal that names the input; never an exception
+    of ours (exit 3). A state of another shape than the reader writes is not followed."""
+    doc = _agent_asif(fmt)
+    ns = f"{fmt}/1"
+    holders = [ev["extensions"][ns] for ev in doc["events"] if ns in (ev.get("extensions") or {})]
+    state = data.draw(st.sampled_from(holders))
+    place = data.draw(st.sampled_from(_places(state)[1:]))
+    value = data.draw(_STATE_VALUES)
+    target = state
+    for key in place[:-1]:
+        target = target[key]
+    target[place[-1]] = value
+    note(f"{place} = {value!r}")
+    try:
+        written = convert(json.dumps(doc).encode(), to=fmt)
+    except InvalidInput:
+        return
+    assert written.output.strip()
+
+
+def test_an_edited_line_count_writes_what_the_rollout_holds():
+    """A rollout's line count is data: a count far past its lines writes the same rollout,
+    without counting up to it."""
+    doc = _agent_asif("codex")
+    first = convert(json.dumps(doc).encode(), to="codex").output
+    doc["codex/1"]["lines"] = 2**53 - 1
+    assert convert(json.dumps(doc).encode(), to="codex").output == first

@@ -6,9 +6,10 @@ import base64
 import binascii
 import hashlib
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from asif_convert import ir
 from asif_convert._limits import NestedTooDeep, json_in_text
@@ -28,6 +29,46 @@ OPAQUE_MEDIA_TYPE = "application/json"  # the resource that holds an opaque bloc
 
 # Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
 # millisecond to create at import (its methods are generated and compiled), a Struct a hundredth.
+# Indices as the continuity schema (draft-07) counts them: 3.0 is one too.
+_Index = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0, multiple_of=1)]
+_Name = Annotated[str, Meta(min_length=1)]
+
+
+class Style(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """A split's style options (``Split.options``), as a format that keeps them reads them back:
+    what ``render`` needs to give the content back as it was. Kept values are data like any
+    other (a document may have been edited): a value of another shape is not a style."""
+
+    w: Literal[1] | UnsetType = UNSET  # anthropic: a message object around the blocks
+    o: Annotated[str, Meta(pattern="^[pcr]+$")] | UnsetType = UNSET  # anthropic: block order
+    l: list[_Index] | UnsetType = UNSET  # noqa: E741  # anthropic: results whose content is a block list
+    e: list[_Index] | UnsetType = UNSET  # anthropic: results that say is_error: false
+    s: list[_Index] | UnsetType = UNSET  # anthropic: calls that are server_tool_use blocks
+    m: list[_Index] | UnsetType = UNSET  # anthropic: calls that are mcp_tool_use blocks
+    n: list[_Index] | UnsetType = UNSET  # anthropic: results that are mcp_tool_result blocks
+    # anthropic: each result block's key order (type, tool_use_id, content, is_error), "" for the rendering's
+    R: list[Annotated[str, Meta(pattern="^[tuce]{0,4}$")]] | UnsetType = UNSET
+    p: Literal[1] | UnsetType = UNSET  # openai: one text part written as a list
+    a: Literal["spaced"] | UnsetType = UNSET  # openai: argument strings with spaces
+    r: _Index | UnsetType = UNSET  # openai: the part that is the message's refusal
+    q: list[_Index] | UnsetType = UNSET  # openai: refusal parts of the content list
+    f: Literal[1] | UnsetType = UNSET  # openai: the last call is a legacy function_call
+    c: list[_Index] | UnsetType = UNSET  # openai: calls that are custom tool calls
+    k: Literal[1] | UnsetType = UNSET  # openai: the result is a legacy function message
+    v: _Index | UnsetType = UNSET  # openai: the part that is the message's audio
+    x: _Index | UnsetType = UNSET  # openai: the part that is the message's audio transcript
+    u: Literal[1] | UnsetType = UNSET  # openai-responses: one item, not a list
+    i: Annotated[str, Meta(pattern="^[mpcrst]+$")] | UnsetType = UNSET  # openai-responses: item layout
+    j: list[_Index] | UnsetType = UNSET  # openai-responses: parts of each message item
+    z: list[_Index] | UnsetType = UNSET  # openai-responses: message items whose content is a string
+    b: list[_Index] | UnsetType = UNSET  # openai-responses: calls whose id is their item's id, not a call_id
+    t: list[_Name] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each call
+    y: list[_Name] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each result
+    h: Literal[1] | UnsetType = UNSET  # google-genai: the REST API's camelCase
+    d: list[_Index] | UnsetType = UNSET  # google-genai: calls whose id the part does not have
+    g: list[_Index] | UnsetType = UNSET  # google-genai: code results whose id the part does not have
+
+
 class Call(msgspec.Struct):
     call_id: str
     name: str

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator
-from typing import Any
+from itertools import accumulate, pairwise
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import Meta
 
 from asif_convert import ir
 from asif_convert._dialects import anthropic
 from asif_convert._dialects import usage as usage_counters
-from asif_convert._dialects.common import CLIENT_RECORDS, Pieces
-from asif_convert._dialects.difference import apply
+from asif_convert._dialects.common import CLIENT_RECORDS, Pieces, Style
+from asif_convert._dialects.difference import Difference, apply
 from asif_convert._formats.claude_code import NAMESPACE
 
 TOOL_USE_RESULT = f"{NAMESPACE}:toolUseResult"  # structured-part schema of a result's toolUseResult
@@ -28,6 +30,8 @@ RECORD_TYPE = f"{NAMESPACE}:"  # prefix of an extension event's type: the record
 SUMMARY_CATEGORY = "compaction_summary"  # the note that holds a compaction's summary
 # Envelope keys a record's own events say (or that belong to one record only): not taken from
 # the record before.
+_Count = Annotated[int, Meta(ge=0)]
+_convert = msgspec.convert
 _OWN = frozenset(("parentUuid", "uuid", "timestamp", "message", "type", "toolUseResult", "sourceToolAssistantUUID"))
 
 
@@ -36,8 +40,8 @@ class Slot(msgspec.Struct, omit_defaults=True):
     content blocks of the event's group it held (``b``), and the difference (``d``) between its
     rendering and the record."""
 
-    n: int
-    b: int = 1
+    n: _Count
+    b: _Count = 1
     d: Any = None
     f: str | None = None  # the companion file it is in (a subagent's transcript), None for the session's own
 
@@ -47,22 +51,32 @@ class Home(msgspec.Struct, omit_defaults=True):
     after it belong to its group (``g``: one model response's message, calls; one record's
     results), and the dialect's style options of the group's content (``o``)."""
 
-    r: list[Slot]
-    g: int = 0
+    r: Annotated[list[Slot], Meta(min_length=1)]
+    g: _Count = 0
     o: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-_home = msgspec.convert
+class _Options(Style, forbid_unknown_fields=True, omit_defaults=True):
+    """A home's options: the dialect's style, and ``str`` (a user's content written as a string)."""
+
+    str: Literal[1] | msgspec.UnsetType = msgspec.UNSET
 
 
 def home_of(event: ir.Event) -> Home | None:
+    """The home an event's ``claude-code/1`` value says, when it has the shape the reader
+    writes; else None: the value is foreign (edited, or another tool's), not ours to follow."""
     value = event.native.get(NAMESPACE) if event.native else None
     if not isinstance(value, dict):
         return None
     try:
-        return _home(value, Home)
-    except msgspec.ValidationError:  # foreign data under our name: not ours
+        home = _convert(value, Home)
+        _convert(home.o, _Options)
+        for slot in home.r:
+            if slot.d is not None:
+                _convert(slot.d, Difference)
+    except msgspec.ValidationError:
         return None
+    return home
 
 
 class Partial(msgspec.Struct):
@@ -105,32 +119,45 @@ def groups(events: list[ir.Event]) -> Iterator[tuple[Home, list[ir.Event]]]:
         i += 1 + home.g
 
 
-def partials(home: Home, members: list[ir.Event], index: Index) -> list[Partial]:
-    """The records of one group, as its events say them."""
+def partials(home: Home, members: list[ir.Event], index: Index, contents: list[Any] | None = None) -> list[Partial]:
+    """The records of one group, as its events say them. ``contents``, when the dialect vouches
+    that rendering the group's pieces gives back its records' contents as they were (an exact
+    split), are those contents, one per record: taken as the rendering instead of making it."""
     first = members[0]
     body = first.body
     if isinstance(body, ir.Extension):
         return [Partial(n=home.r[0].n, f=home.r[0].f, kind=_record_type(body), message=None, uuid=None, time=None,
                         verbatim=body.value, diff=home.r[0].d)]
-    role = "assistant" if first.actor_id == "claude" or (isinstance(body, ir.Message) and body.role == "assistant") \
-        or isinstance(body, ir.ToolCall) else "user"
-    pieces, results = _pieces(role, members, index)
-    if isinstance(body, ir.Note):  # a compaction summary: the user record that holds it
-        pieces.parts = [msgspec.to_builtins(p) for p in body.parts]
-        role = "user"
-    blocks = anthropic.render(pieces, home.o)
-    content: Any = blocks
-    if role == "user" and home.o.get("str") and len(blocks) == 1 and blocks[0].get("type") == "text":
-        content = blocks[0]["text"]
+    said = "assistant" if isinstance(body, ir.Message) and body.role == "assistant" or isinstance(body, ir.ToolCall) \
+        else "user"
+    # (a subagent's prompt, said by the main agent, is rendered as the agent's turn: the
+    # differences stored with earlier sessions were taken from that rendering)
+    role = "assistant" if first.actor_id == "claude" and not isinstance(body, ir.Note) else said
+    results = [ev.body for ev in members if isinstance(ev.body, ir.ToolResult)]
+    if contents is None or role != said:
+        blocks = _rendered(role, members, index, home.o)
+        content: Any = blocks
+        if role == "user" and home.o.get("str") and len(blocks) == 1 and blocks[0].get("type") == "text":
+            content = blocks[0]["text"]
+        starts = [0, *accumulate(slot.b for slot in home.r)]  # each record's first block among the group's
+        contents = [content] if role == "user" else [blocks[a:b] for a, b in pairwise(starts)]
     if role == "user":
-        message = {"role": "user", "content": content}
+        message = {"role": "user", "content": contents[0]}
         tur = next((p.value for r in results for p in r.parts
                     if isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT), msgspec.UNSET)
         slot = home.r[0]
         return [Partial(n=slot.n, f=slot.f, kind="user:result" if results else "user", message=message, uuid=first.id,
                         time=_time(first), tool_use_result=tur, diff=slot.d,
                         source=index.calls.get(results[0].call_id) if results else None)]
-    return _assistant(home, members, blocks, index)
+    return _assistant(home, members, contents, index)
+
+
+def _rendered(role: str, members: list[ir.Event], index: Index, options: dict[str, Any]) -> list[Any]:
+    """The blocks of a group's content, rendered from its events through the dialect."""
+    pieces = _pieces(role, members, index)
+    if isinstance(members[0].body, ir.Note):  # a compaction summary: the user record that holds it
+        pieces.parts = [msgspec.to_builtins(p) for p in members[0].body.parts]
+    return anthropic.render(pieces, options)
 
 
 def _record_type(body: ir.Extension) -> str:
@@ -141,11 +168,10 @@ def _time(event: ir.Event) -> str | None:
     return event.time if isinstance(event.time, str) else None
 
 
-def _pieces(role: str, members: list[ir.Event], index: Index) -> tuple[Pieces, list[ir.ToolResult]]:
+def _pieces(role: str, members: list[ir.Event], index: Index) -> Pieces:
     parts: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
-    typed: list[ir.ToolResult] = []
     for ev in members:
         body = ev.body
         if isinstance(body, ir.Message):
@@ -153,26 +179,24 @@ def _pieces(role: str, members: list[ir.Event], index: Index) -> tuple[Pieces, l
         elif isinstance(body, ir.ToolCall):
             calls.append({"call_id": body.call_id, "tool_id": body.tool_id, "arguments": body.arguments})
         elif isinstance(body, ir.ToolResult):
-            typed.append(body)
             shown = [p for p in body.parts if not (isinstance(p, ir.StructuredPart) and p.schema == TOOL_USE_RESULT)]
             results.append({"call_id": body.call_id, "outcome": body.outcome,
                             "parts": [msgspec.to_builtins(p) for p in shown]})
-    return Pieces(role=role, parts=parts, calls=calls, results=results, resources=index.resources), typed
+    return Pieces(role=role, parts=parts, calls=calls, results=results, resources=index.resources)
 
 
-def _assistant(home: Home, members: list[ir.Event], blocks: list[Any], index: Index) -> list[Partial]:
-    """A model response's records: its blocks cut into the records that held them, each with
-    the message's id, model and usage (the client repeats them on every piece)."""
+def _assistant(home: Home, members: list[ir.Event], contents: list[Any], index: Index) -> list[Partial]:
+    """A model response's records: its blocks as cut into the records that held them
+    (``contents``), each with the message's id, model and usage (the client repeats them on
+    every piece)."""
     first = members[0]
     execution = index.executions.get(first.execution_id) if isinstance(first.execution_id, str) else None
     model = execution.model.get("name") if execution is not None and isinstance(execution.model, dict) else None
     native_id = execution.id.removeprefix("response:") if execution is not None else None
     counters = index.usage.get(first.id, [])
     calls = {ev.body.call_id: ev for ev in members if isinstance(ev.body, ir.ToolCall)}
-    out, start = [], 0
-    for k, slot in enumerate(home.r):
-        held = blocks[start:start + slot.b]
-        start += slot.b
+    out = []
+    for k, (slot, held) in enumerate(zip(home.r, contents, strict=True)):
         anchor = next((calls[b["id"]] for b in held[:1] if b.get("type") == "tool_use" and b.get("id") in calls),
                       first if k == 0 else None)
         message: dict[str, Any] = {"id": native_id, "type": "message", "role": "assistant", "model": model,

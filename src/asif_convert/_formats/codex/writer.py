@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from asif_convert import ir
 from asif_convert._codec import codec_for
 from asif_convert._dialects import difference
+from asif_convert._dialects.common import Style
+from asif_convert._dialects.difference import Difference
 from asif_convert._formats.codex import fresh
 from asif_convert._formats.codex.reader import NAMESPACE, render_item
 from asif_convert.plugin import Context
@@ -42,11 +46,15 @@ def _groups(events: list[ir.Event]) -> list[list[ir.Event]]:
 def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
     codec = codec_for(ctx.namespaces)
     resources = {r.id: codec.dump(r) for r in doc.resources}
-    kept = {entry[0]: entry[1] for entry in native["kept"] if isinstance(entry, list) and len(entry) == 2}
-    groups = iter(_groups(doc.events))
+    kept = {entry[0]: entry[1] for entry in native["kept"]
+            if isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int}
+    listed = _groups(doc.events)
+    groups = iter(listed)
     legacy = native["generation"] == "legacy"
     out: list[Any] = []
-    for index in range(native["lines"]):
+    # (past the last kept line and one line per group, no index writes anything: an edited
+    # count never makes the loop longer than the output)
+    for index in range(min(native["lines"], max(kept, default=-1) + 1 + len(listed))):
         if index in kept:
             out.append(kept[index])
             continue
@@ -58,8 +66,34 @@ def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
     return out
 
 
+class _Wrapper(msgspec.Struct):
+    keys: list[str] = []
+    extra: dict[str, Any] = {}
+
+
+class _LineState(msgspec.Struct):
+    """A line's ``codex/1`` value as the reader writes it (what the writer reads of it)."""
+
+    w: _Wrapper | None = None  # the line's keys in order, and its other members
+    style: Style | None = None  # the dialect's style of the item
+    d: Difference | None = None  # the item's difference from its rendering
+    enc: dict[str, Any] | None = None  # an output string's JSON encoding, by result index
+    ns: str | None = None  # a namespaced call's namespace
+
+
+def _state(event: ir.Event) -> dict[str, Any]:
+    """A line's state, when it has the shape the reader writes; else none: the value is
+    foreign (edited, or another tool's), and the line is written from its events alone."""
+    state = event.native[NAMESPACE]
+    try:
+        msgspec.convert(state, _LineState)
+    except msgspec.ValidationError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
 def _line(codec: Any, group: list[ir.Event], resources: dict[str, Any], legacy: bool) -> Any:
-    state = group[0].native[NAMESPACE]
+    state = _state(group[0])
     first = group[0].body
     role = first.role if isinstance(first, ir.Message) else "tool" if isinstance(first, ir.ToolResult) else "assistant"
     item = render_item(codec, role, group, resources, state)

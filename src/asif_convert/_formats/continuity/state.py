@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
+from asif_convert._dialects.common import Style
 from asif_convert._dialects.difference import Difference
 from asif_convert._mapping import load_table
 from asif_convert._validation.schemas import is_asif
@@ -54,37 +55,6 @@ class Members(_State):
     call: list[NonEmpty]
     result: list[NonEmpty]
     res: list[NonEmpty] | UnsetType = UNSET  # the first release's: resources named by the template
-
-
-class Style(_State):
-    """A dialect's rendering options (see ``dialects``)."""
-
-    w: Literal[1] | UnsetType = UNSET  # anthropic: a message object around the blocks
-    o: Annotated[str, Meta(pattern="^[pcr]+$")] | UnsetType = UNSET  # anthropic: block order
-    l: list[Count] | UnsetType = UNSET  # noqa: E741  # anthropic: results whose content is a block list
-    e: list[Count] | UnsetType = UNSET  # anthropic: results that say is_error: false
-    s: list[Count] | UnsetType = UNSET  # anthropic: calls that are server_tool_use blocks
-    m: list[Count] | UnsetType = UNSET  # anthropic: calls that are mcp_tool_use blocks
-    n: list[Count] | UnsetType = UNSET  # anthropic: results that are mcp_tool_result blocks
-    p: Literal[1] | UnsetType = UNSET  # openai: one text part written as a list
-    a: Literal["spaced"] | UnsetType = UNSET  # openai: argument strings with spaces
-    r: Count | UnsetType = UNSET  # openai: the part that is the message's refusal
-    q: list[Count] | UnsetType = UNSET  # openai: refusal parts of the content list
-    f: Literal[1] | UnsetType = UNSET  # openai: the last call is a legacy function_call
-    c: list[Count] | UnsetType = UNSET  # openai: calls that are custom tool calls
-    k: Literal[1] | UnsetType = UNSET  # openai: the result is a legacy function message
-    v: Count | UnsetType = UNSET  # openai: the part that is the message's audio
-    x: Count | UnsetType = UNSET  # openai: the part that is the message's audio transcript
-    u: Literal[1] | UnsetType = UNSET  # openai-responses: one item, not a list
-    i: Annotated[str, Meta(pattern="^[mpcrst]+$")] | UnsetType = UNSET  # openai-responses: item layout
-    j: list[Count] | UnsetType = UNSET  # openai-responses: parts of each message item
-    z: list[Count] | UnsetType = UNSET  # openai-responses: message items whose content is a string
-    b: list[Count] | UnsetType = UNSET  # openai-responses: calls whose id is their item's id, not a call_id
-    t: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each call
-    y: list[NonEmpty] | UnsetType = UNSET  # openai-responses, google-genai: the item or part type of each result
-    h: Literal[1] | UnsetType = UNSET  # google-genai: the REST API's camelCase
-    d: list[Count] | UnsetType = UNSET  # google-genai: calls whose id the part does not have
-    g: list[Count] | UnsetType = UNSET  # google-genai: code results whose id the part does not have
 
 
 class EventState(_State):
