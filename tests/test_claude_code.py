@@ -51,6 +51,18 @@ def test_a_transcript_comes_back_record_for_record(path):
         assert out == path.read_bytes()
 
 
+def test_a_document_written_before_result_key_orders_were_recorded_comes_back():
+    """A session converted before the reader recorded a tool result's key order (style ``R``)
+    holds the order in its differences instead: it still gives the transcript back exactly."""
+    earlier = json.loads((Path(__file__).parent / "fixtures" / "claude-code-v1" / "tools.asif.json").read_bytes())
+    assert not any("R" in e["extensions"]["claude-code/1"].get("o", {}) for e in earlier["events"]
+                   if "claude-code/1" in e.get("extensions", {}))
+    assert back(earlier) == SESSIONS["tools"].read_bytes()
+    now = to_asif(SESSIONS["tools"])
+    assert any("R" in e["extensions"]["claude-code/1"].get("o", {}) for e in now["events"]
+               if "claude-code/1" in e.get("extensions", {}))
+
+
 def _events(doc: dict, kind: str | None = None) -> list[dict]:
     return [e for e in doc["events"] if kind is None or e["kind"] == kind]
 

@@ -348,10 +348,17 @@ _NESTED_EXTRA = [("assistant", [{"type": "tool_use", "id": "t", "name": "b", "in
                  ("user", [{"type": "tool_result", "tool_use_id": "t",
                             "content": [{"type": "text", "text": "r", "cache_control": {"type": "ephemeral"}}]}])]
 
+# the order Claude Code writes a result in (an error's too): recorded, so the split is exact
+_CLIENT_ORDER = [("assistant", [{"type": "tool_use", "id": "t", "name": "b", "input": {}},
+                                {"type": "tool_use", "id": "u", "name": "b", "input": {}}]),
+                 ("user", [{"tool_use_id": "t", "type": "tool_result", "content": "ok"},
+                           {"type": "tool_result", "content": "no", "is_error": True, "tool_use_id": "u"}])]
+
 
 @given(st.one_of(_anthropic(), _openai()))
 @example(_UNUSUAL_SPACING)
 @example(_UNUSUAL_ORDER)
+@example(_CLIENT_ORDER)
 @example(_NESTED_EXTRA)
 def test_a_message_said_exact_has_no_difference_from_its_rendering(messages):
     """A split that says its rendering is the content itself spares the reader rendering it: a

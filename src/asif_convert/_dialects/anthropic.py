@@ -138,19 +138,24 @@ def _block(b: dict[str, Any], out: Split, mid: str, parts: list[ir.Part], top: b
 _TEXT, _CITED_TEXT = ["type", "text"], ["type", "text", "citations"]
 _TOOL_USE = ["type", "id", "name", "input"]
 _TOOL_RESULT, _TOOL_ERROR = ["type", "tool_use_id", "content"], ["type", "tool_use_id", "content", "is_error"]
+# a result block's keys in the rendering's order, and the letter each has in a recorded order
+_RESULT_KEYS = _TOOL_ERROR
+_RESULT_KEY_ORDER = "tuce"
+_RESULT_KEY_LETTERS = dict(zip(_RESULT_KEYS, _RESULT_KEY_ORDER, strict=True))
+_RESULT_KEY_NAMES = dict(zip(_RESULT_KEY_ORDER, _RESULT_KEYS, strict=True))
 
 
 def _exact(b: dict[str, Any]) -> bool:
     """Whether ``render`` gives this (top-level) block back as it is: a part ``_exact_part``
     vouches for, a tool_use, or a tool_result whose content is a text or a list of such parts
     and whose is_error, if any, is a boolean, each with exactly the keys the rendering writes,
-    in its order. ``_block`` maps each of them to one piece whose rendering is that block;
-    anything else is rendered to find out."""
+    in its order (a result's order, in any: the split records it). ``_block`` maps each of them
+    to one piece whose rendering is that block; anything else is rendered to find out."""
     kind = b["type"]
     if kind == "tool_use":
         return list(b) == _TOOL_USE and _nonempty(b["id"]) and _nonempty(b["name"])
     if kind == "tool_result":
-        keys = list(b)
+        keys = sorted(b, key=lambda key: _RESULT_KEYS.index(key) if key in _RESULT_KEYS else -1)
         if not ((keys == _TOOL_RESULT or (keys == _TOOL_ERROR and type(b["is_error"]) is bool))
                 and _nonempty(b["tool_use_id"])):
             return False
@@ -182,6 +187,10 @@ def _result(b: dict[str, Any], out: Split, mid: str) -> None:
         server = next((c.server for c in out.calls if c.call_id == b["tool_use_id"] and c.server), "mcp")
     result = Result(call_id=b["tool_use_id"], outcome=outcome, parts=[], server=server)
     out.results.append(result)
+    order = "".join(_RESULT_KEY_LETTERS.get(key, "?") for key in b)
+    if "?" not in order and order != "".join(sorted(order, key=_RESULT_KEY_ORDER.index)):
+        keyed = out.options.setdefault("R", [])  # (the client writes tool_use_id first)
+        keyed += [""] * (k - len(keyed)) + [order]
     if b.get("is_error") is False:
         out.options.setdefault("e", []).append(k)  # says is_error: false, where absent means the same
     body = b.get("content")
@@ -232,7 +241,9 @@ def render(pieces: Pieces, options: dict[str, Any]) -> Any:
     as_list = set(options.get("l", ()))
     explicit = set(options.get("e", ()))
     mcp_results = set(options.get("n", ()))
-    results = [_render_result(r, pieces, k in as_list, k in explicit, k in mcp_results)
+    orders = options.get("R", ())
+    results = [_render_result(r, pieces, k in as_list, k in explicit, k in mcp_results,
+                              orders[k] if k < len(orders) else "")
                for k, r in enumerate(pieces.results)]
     order = options.get("o")
     if order:
@@ -290,7 +301,7 @@ def _text_source(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def _render_result(result: dict[str, Any], pieces: Pieces, as_list: bool, explicit: bool,
-                   mcp: bool) -> dict[str, Any]:
+                   mcp: bool, order: str = "") -> dict[str, Any]:
     parts = result.get("parts", [])
     if len(parts) == 1 and parts[0]["kind"] == "structured" and parts[0]["schema"].startswith(f"{NAME}/") \
             and parts[0]["schema"].removeprefix(f"{NAME}/") in SERVER_RESULTS:
@@ -308,6 +319,9 @@ def _render_result(result: dict[str, Any], pieces: Pieces, as_list: bool, explic
         out["is_error"] = True
     elif explicit:
         out["is_error"] = False
+    if order:  # the keys in the original's order (an edit's new key after them)
+        out = {**{_RESULT_KEY_NAMES[c]: out[_RESULT_KEY_NAMES[c]] for c in order if _RESULT_KEY_NAMES[c] in out},
+               **out}
     return out
 
 

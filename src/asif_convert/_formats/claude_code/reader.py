@@ -23,6 +23,7 @@ import msgspec
 from asif_convert import ir
 from asif_convert._dialects import anthropic
 from asif_convert._dialects import usage as usage_counters
+from asif_convert._dialects.common import Split
 from asif_convert._dialects.difference import diff_members
 from asif_convert._formats.claude_code import NAMESPACE, records, tree
 from asif_convert._formats.claude_code.meta import capture, configurations, coverage, environments
@@ -237,9 +238,9 @@ class Reader:
         for result in split.results:
             ids.append(self._result(result, values[-1], first["uuid"], execution).id)
         self._usage(first, ids[0] if ids else None)  # (before its records are rendered: they repeat it)
-        self._finish_group(owner, members, values, split.options, ids)
+        self._finish_group(owner, members, values, split, ids)
 
-    def _finish_group(self, owner: int, members: list[int], values: list[dict[str, Any]], options: dict[str, Any],
+    def _finish_group(self, owner: int, members: list[int], values: list[dict[str, Any]], split: Split,
                       ids: list[str]) -> None:
         if not ids:  # (an assistant record with no block: kept as it is)
             for n in members:
@@ -247,7 +248,8 @@ class Reader:
             return
         slots = [records.Slot(n=n, b=len(v["message"]["content"]), f=self.file)
                  for n, v in zip(members, values, strict=True)]
-        self._settle(ids[0], records.Home(r=slots, g=len(self.events) - owner - 1, o=options))
+        self._settle(ids[0], records.Home(r=slots, g=len(self.events) - owner - 1, o=split.options),
+                     [v["message"]["content"] for v in values] if split.exact else None)
         for n, v in zip(members, values, strict=True):
             self._node(v["uuid"], v, n, ids)
 
@@ -287,7 +289,8 @@ class Reader:
         """A user record: the user's (or the client's) text and media, and tool results."""
         content = v["message"]["content"]
         options: dict[str, Any] = {}
-        if isinstance(content, str):
+        exact = isinstance(content, str)  # (a string renders back as itself)
+        if exact:
             parts: list[ir.Part] | None = [ir.TextPart(text=content)]
             results: list[Any] = []
             options["str"] = 1
@@ -296,7 +299,7 @@ class Reader:
             if split is None:  # an empty list
                 parts, results = [], []
             else:
-                parts, results, options = split.parts, split.results, split.options
+                parts, results, options, exact = split.parts, split.results, split.options, split.exact
                 if split.calls or any(r.call_id not in self.calls or r.call_id in self.answered for r in results) \
                         or len({r.call_id for r in results}) < len(results):
                     self._verbatim(n, v, "records[].orphan")  # a result without its call, or a second one
@@ -320,8 +323,9 @@ class Reader:
                 result.parts = [*result.parts, ir.StructuredPart(schema=records.TOOL_USE_RESULT,
                                                                  value=v["toolUseResult"])]
             ids.append(self._result(result, v, v["uuid"]).id)
-        self._settle(ids[0] if ids else self._empty(v), records.Home(
-            r=[records.Slot(n=n, f=self.file)], g=len(self.events) - owner - 1, o=options))
+        eid = ids[0] if ids else self._empty(v)
+        home = records.Home(r=[records.Slot(n=n, f=self.file)], g=len(self.events) - owner - 1, o=options)
+        self._settle(eid, home, [content] if exact else None)
         self._node(v["uuid"], v, n, ids, prompt=prompt)
 
     def _empty(self, v: dict[str, Any]) -> str:
@@ -341,11 +345,14 @@ class Reader:
         self.resources += found
         self.index.resources.update((r.id, msgspec.to_builtins(r)) for r in found)
 
-    def _settle(self, eid: str, home: records.Home) -> None:
-        """A group is read: its records are rendered, and compared as soon as those before them are."""
+    def _settle(self, eid: str, home: records.Home, contents: list[Any] | None = None) -> None:
+        """A group is read: its records are rendered, and compared as soon as those before them
+        are. ``contents``: the records' own contents, when the dialect vouches that rendering the
+        group gives them back (an exact split): not rendered then."""
         self._keep(eid, home)
         start = len(self.events) - 1 - home.g
-        for p in self.order.push(records.partials(home, self.events[start:start + 1 + home.g], self.index)):
+        for p in self.order.push(records.partials(home, self.events[start:start + 1 + home.g], self.index,
+                                                  contents)):
             self._compare(p)
 
     def _keep(self, eid: str, home: records.Home) -> None:
