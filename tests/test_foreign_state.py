@@ -489,12 +489,12 @@ def _places(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 @pytest.mark.parametrize("fmt", sorted(AGENT_FILES))
 @given(data=st.data())
 def test_an_edited_agent_state_is_data_never_a_crash(fmt, data):
-    """Any value anywhere in an event's ``claude-code/1`` or ``codex/1`` state (an edited
-    document): a transcript or rollout, or a refusal that names the input; never an exception
-    of ours (exit 3). A state of another shape than the reader writes is not followed."""
+    """Any value anywhere in the session's or an event's ``claude-code/1`` or ``codex/1`` state
+    (an edited document): a transcript or rollout, or a refusal that names the input; never an
+    exception of ours (exit 3). A state of another shape than the reader writes is not followed."""
     doc = _agent_asif(fmt)
     ns = f"{fmt}/1"
-    holders = [ev["extensions"][ns] for ev in doc["events"] if ns in (ev.get("extensions") or {})]
+    holders = [doc[ns], *(ev["extensions"][ns] for ev in doc["events"] if ns in (ev.get("extensions") or {}))]
     state = data.draw(st.sampled_from(holders))
     place = data.draw(st.sampled_from(_places(state)[1:]))
     value = data.draw(_STATE_VALUES)
@@ -508,6 +508,16 @@ def test_an_edited_agent_state_is_data_never_a_crash(fmt, data):
     except InvalidInput:
         return
     assert written.output.strip()
+
+
+def test_kept_lines_that_no_longer_open_a_rollout_make_a_fresh_one():
+    """An edit that takes the session's header out of the kept lines: the session is written
+    as any other session is (a header made for it, with its losses), not as an invalid rollout."""
+    doc = _agent_asif("codex")
+    doc["codex/1"]["kept"] = [entry for entry in doc["codex/1"]["kept"] if entry[0] != 0]
+    written = convert(json.dumps(doc).encode(), to="codex")
+    first = json.loads(written.output.splitlines()[0])
+    assert first["type"] == "session_meta" and first["payload"]["originator"] == "asif-convert"
 
 
 def test_an_edited_line_count_writes_what_the_rollout_holds():

@@ -19,7 +19,7 @@ from asif_convert._dialects import difference
 from asif_convert._dialects.common import Style
 from asif_convert._dialects.difference import Difference
 from asif_convert._formats.codex import fresh
-from asif_convert._formats.codex.reader import NAMESPACE, render_item
+from asif_convert._formats.codex.reader import NAMESPACE, generation, render_item
 from asif_convert.plugin import Context
 
 
@@ -27,8 +27,19 @@ def write(doc: ir.Document, ctx: Context) -> list[Any]:
     native = doc.native.get(NAMESPACE)
     if isinstance(native, dict) and native.get("generation") in ("rollout", "legacy") \
             and isinstance(native.get("kept"), list) and type(native.get("lines")) is int:
-        return _back(doc, ctx, native)
+        lines = _back(doc, ctx, native)
+        if lines and _opens_a_rollout(lines[0]):
+            return lines
+        # (an edited state whose lines no longer open with the session's header: the session
+        # is written as any other, with the header and losses a fresh rollout has)
     return fresh.write(doc, ctx)
+
+
+def _opens_a_rollout(line: Any) -> bool:
+    """Whether ``line`` is a rollout's first line, with the session id Codex resumes by."""
+    kind = generation(line)
+    meta = line.get("payload") if kind == "rollout" else line if kind == "legacy" else None
+    return isinstance(meta, dict) and isinstance(meta.get("id"), str) and bool(meta["id"])
 
 
 def _groups(events: list[ir.Event]) -> list[list[ir.Event]]:
