@@ -28,10 +28,10 @@ TOOL_USE_RESULT = f"{NAMESPACE}:toolUseResult"  # structured-part schema of a re
 assert TOOL_USE_RESULT in CLIENT_RECORDS  # (never model input: request leaves it out)
 RECORD_TYPE = f"{NAMESPACE}:"  # prefix of an extension event's type: the record type follows
 SUMMARY_CATEGORY = "compaction_summary"  # the note that holds a compaction's summary
-# Envelope keys a record's own events say (or that belong to one record only): not taken from
-# the record before.
 _Count = Annotated[int, Meta(ge=0)]
 _convert = msgspec.convert
+# Envelope keys a record's own events say (or that belong to one record only): not taken from
+# the record before.
 _OWN = frozenset(("parentUuid", "uuid", "timestamp", "message", "type", "toolUseResult", "sourceToolAssistantUUID"))
 
 
