@@ -478,3 +478,55 @@ def test_request_continues_what_the_client_would(name):
     assert set(results) == calls  # every call of the resumed history, answered
     for call_id, block in results.items():
         assert block["content"] == recorded[call_id]["content"]
+
+
+# -- inputs an outside sweep found ending in exit 3 --------------------------------------------
+
+def _record(uuid: str, parent: str | None, kind: str, content: object, sidechain: bool = False,
+            **rest: object) -> dict:
+    message = {"role": kind, "content": content}
+    if kind == "assistant":
+        message = {"id": f"msg_{uuid}", "type": "message", "role": "assistant", "model": "m", "content": content}
+    return {"parentUuid": parent, "isSidechain": sidechain, "type": kind, "uuid": uuid,
+            "timestamp": "2026-12-06T07:20:05.187Z", "sessionId": "74065a23-6f82-500a-981f-470694a8a047",
+            "message": message, **rest}
+
+
+def _lines(*records: dict) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+_CALL = {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"description": "d", "prompt": "Search."}}
+
+
+@pytest.mark.parametrize("data", [
+    # a tool_use block whose id is not a string (an opaque part, not a call)
+    _lines(_record("a1", None, "assistant", [{"type": "tool_use", "id": [], "name": "Write", "input": {}}])),
+    # only a subagent's inline records: the agent it belongs to is a participant too
+    _lines(_record("b4", "b3", "assistant", [{"type": "text", "text": "hi"}], sidechain=True)),
+    # an inline sidechain before the Task call whose prompt it holds: not caused by a later event
+    _lines(_record("b1", None, "user", "Search.", sidechain=True), _record("a3", None, "assistant", [_CALL])),
+    # a result that is its own parent: its branch still holds its call, before it
+    _lines(_record("u1", None, "user", "count"), _record("a1", "u1", "assistant", [{**_CALL, "name": "Bash"}]),
+           _record("u2", "u2", "user", [{"tool_use_id": "toolu_1", "type": "tool_result", "content": "3"}])),
+], ids=["call-id-not-a-string", "sidechain-alone", "sidechain-before-its-call", "self-parented-result"])
+def test_odd_transcripts_convert_to_valid_asif_and_back(data):
+    doc = json.loads(convert(data, to="asif").output)
+    assert get("asif").validate(doc) == []
+    assert records(back(doc)) == records(data)
+
+
+def test_a_self_parented_result_in_a_subagent_file_keeps_its_call(tmp_path):
+    session = tmp_path / "16f570dc-3cbc-5f42-80a5-21dc1e5c6739.jsonl"
+    session.write_text('{"type":"last-prompt","lastPrompt":"x","leafUuid":"zz","sessionId":"s"}\n')
+    agent = tmp_path / session.stem / "subagents" / "agent-af01.jsonl"
+    agent.parent.mkdir(parents=True)
+    agent.write_bytes(_lines(
+        _record("u1", None, "user", "count", sidechain=True, agentId="af01"),
+        _record("a1", "u1", "assistant", [{**_CALL, "name": "Bash"}], sidechain=True, agentId="af01"),
+        _record("u2", "u2", "user", [{"tool_use_id": "toolu_1", "type": "tool_result", "content": "3"}],
+                sidechain=True, agentId="af01")))
+    doc = json.loads(convert(session, to="asif").output)
+    assert get("asif").validate(doc) == []
+    branch = next(b for b in doc["branches"] if b["id"] == "subagent:af01")
+    assert branch["event_ids"][-2:] == ["a1", "u2"]

@@ -394,3 +394,18 @@ def test_the_codex_loss_kinds_are_known_to_fail_on(tmp_path: Path):
     result = _cli("convert", str(CORPUS / "codex" / "parallel.jsonl"), "--to", "asif", "-o", str(out),
                   "--fail-on", "ui_copy")
     assert result.exit_code == 4 and "ui_copy" in result.stderr and not out.exists()
+
+
+def test_a_repeated_session_meta_line_is_one_workspace():
+    """An outside sweep found a rollout whose session_meta line came twice ending in exit 3 (two
+    environments of one id): the same workspace is one environment, another one a second."""
+    meta = {"timestamp": "2026-12-06T07:22:40.886Z", "type": "session_meta",
+            "payload": {"id": "01a24a3b-c55e-7141-9762-7b8e367cb937", "timestamp": "2026-12-06T07:22:40.865Z",
+                        "cwd": "/p", "originator": "codex_exec", "cli_version": "0.171.0"}}
+    moved = {**meta, "payload": {**meta["payload"], "cwd": "/q"}}
+    data = b"".join(json.dumps(line).encode() + b"\n" for line in (meta, meta, moved))
+    doc = json.loads(convert(data, to="asif").output)
+    assert ASIF.validate(doc) == []
+    assert [e["id"] for e in doc["environments"]] == ["workspace", "workspace-2"]
+    back = convert(json.dumps(doc).encode(), to="codex").output
+    assert [json.loads(line) for line in back.splitlines()] == [meta, meta, moved]

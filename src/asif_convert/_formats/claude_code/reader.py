@@ -432,7 +432,7 @@ class Reader:
             text = first.body.parts[0].text if isinstance(first.body, ir.Message) and first.body.parts and \
                 isinstance(first.body.parts[0], ir.TextPart) else None
             cause = started.get(b.id.removeprefix("subagent:")) or (started.get(text) if text else None)
-            if cause is not None:
+            if cause is not None and by_id[cause].sequence < first.sequence:  # (a file's order may put it after)
                 first.causes = [ir.EventRef(event_id=cause)]
 
     def read_companion(self, rel: str, part: Lines) -> None:
@@ -463,7 +463,7 @@ class Reader:
             seen: dict[str, None] = {}
             for uuid in part.path(last) if last is not None else []:
                 seen.update(dict.fromkeys(self.held.get(uuid, ())))
-            ids = sorted(seen, key=order.__getitem__)
+            ids = sorted(self._with_calls(list(seen)), key=order.__getitem__)
             out.append(ir.Branch(id=f"subagent:{agent_of(rel) or rel}", event_ids=ids,
                                  head_event_id=ids[-1] if ids else None))
         return out
@@ -512,6 +512,8 @@ class Reader:
 
     def participants(self) -> list[ir.Participant]:
         used = {ev.actor_id for ev in self.events} | {x.participant_id for x in self.executions.values()}
+        used |= {p.parent_participant_id for pid, p in self.agents.items()  # (a subagent's parent)
+                 if pid in used and isinstance(p.parent_participant_id, str)}
         out = [ir.Participant(id=pid, kind=kind, name=pid, provider="anthropic" if pid == "claude" else ir.UNSET)  # type: ignore[arg-type]
                for pid, kind in PARTICIPANTS.items() if pid in used]
         self.ledger.add("+participants")

@@ -197,7 +197,8 @@ def _assistant(home: Home, members: list[ir.Event], contents: list[Any], index: 
     calls = {ev.body.call_id: ev for ev in members if isinstance(ev.body, ir.ToolCall)}
     out = []
     for k, (slot, held) in enumerate(zip(home.r, contents, strict=True)):
-        anchor = next((calls[b["id"]] for b in held[:1] if b.get("type") == "tool_use" and b.get("id") in calls),
+        anchor = next((calls[b["id"]] for b in held[:1]
+                       if b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"] in calls),
                       first if k == 0 else None)
         message: dict[str, Any] = {"id": native_id, "type": "message", "role": "assistant", "model": model,
                                    "content": held, "stop_reason": None, "stop_sequence": None}

@@ -65,7 +65,10 @@ class State:
         if not isinstance(cwd, str):
             return
         value = {k: meta[k] for k in ("cwd", "git") if k in meta}
-        self.environments.append({"id": "workspace", "kind": "workspace",
+        if any(env["definition"]["value"] == value for env in self.environments):
+            return  # (a session_meta line repeated: the same workspace)
+        number = len(self.environments) + 1
+        self.environments.append({"id": "workspace" if number == 1 else f"workspace-{number}", "kind": "workspace",
                                   "description": f"The folder Codex worked in: {cwd} (a recorded path, never opened)",
                                   "resource_ids": [], "requirements": [],
                                   "definition": {"dialect": "codex/1", "value": value}})
