@@ -399,6 +399,7 @@ class Reader:
 
     def branches(self) -> list[ir.Branch]:
         out = []
+        pairing = _Pairing(self.events)  # (once for all branches: each would scan every event)
         for bid, path in tree.branches(self.tree, self.active_leaf()):
             event_ids: list[str] = []
             seen: set[str] = set()
@@ -407,11 +408,9 @@ class Reader:
                     if eid not in seen:
                         seen.add(eid)
                         event_ids.append(eid)
-            event_ids = self._with_calls(event_ids)
-            order = {ev.id: ev.sequence for ev in self.events}
-            event_ids.sort(key=order.__getitem__)  # a response's pieces and results in their order
+            event_ids = pairing.complete(event_ids)
             out.append(ir.Branch(id=bid, event_ids=event_ids, head_event_id=event_ids[-1] if event_ids else None))
-        return out + self._companion_branches()
+        return out + self._companion_branches(pairing)
 
     def link_subagents(self, branches: list[ir.Branch]) -> None:
         """A subagent's first event is caused by the Task call that started it: the call whose
@@ -454,43 +453,18 @@ class Reader:
         for agent in sorted(set(self.agent_calls) - read):
             self.ledger.add("subagents[].missing", about=f"agent-{agent}.jsonl")
 
-    def _companion_branches(self) -> list[ir.Branch]:
+    def _companion_branches(self, pairing: _Pairing) -> list[ir.Branch]:
         out = []
-        order = {ev.id: ev.sequence for ev in self.events}
         for rel, part in self.trees.items():
             part.link()
             last = self.last_message.get(rel)
             seen: dict[str, None] = {}
             for uuid in part.path(last) if last is not None else []:
                 seen.update(dict.fromkeys(self.held.get(uuid, ())))
-            ids = sorted(self._with_calls(list(seen)), key=order.__getitem__)
+            ids = pairing.complete(list(seen))
             out.append(ir.Branch(id=f"subagent:{agent_of(rel) or rel}", event_ids=ids,
                                  head_event_id=ids[-1] if ids else None))
         return out
-
-    def _with_calls(self, event_ids: list[str]) -> list[str]:
-        """A branch's events, with the calls its results answer and the results of its calls
-        where the parent chain missed them: the client chains parallel calls one after the other
-        and gives each result its own call's record as parent, so only the last result is on the
-        chain; a result never comes without its call, nor a call without its results."""
-        calls: dict[str, str] = {}
-        results: dict[str, list[str]] = {}
-        for ev in self.events:
-            if isinstance(ev.body, ir.ToolCall):
-                calls.setdefault(ev.body.call_id, ev.id)
-            elif isinstance(ev.body, ir.ToolResult):
-                results.setdefault(ev.body.call_id, []).append(ev.id)
-        by_id = {ev.id: ev for ev in self.events}
-        present = set(event_ids)
-        for eid in list(event_ids):
-            body = by_id[eid].body
-            if isinstance(body, ir.ToolResult | ir.ToolCall):
-                wanted = [calls.get(body.call_id)] if isinstance(body, ir.ToolResult) else results.get(body.call_id, [])
-                for other in wanted:
-                    if other is not None and other not in present:
-                        present.add(other)
-                        event_ids.append(other)
-        return event_ids
 
     def contexts(self, branches: list[ir.Branch]) -> list[ir.Context]:
         """A compaction: a context whose summary stands for the history before it."""
@@ -518,6 +492,39 @@ class Reader:
                for pid, kind in PARTICIPANTS.items() if pid in used]
         self.ledger.add("+participants")
         return out + [p for pid, p in sorted(self.agents.items()) if pid in used]
+
+
+class _Pairing:
+    """The session's calls and results by call id, and each event's place in it."""
+
+    def __init__(self, events: list[ir.Event]) -> None:
+        self.calls: dict[str, str] = {}
+        self.results: dict[str, list[str]] = {}
+        self.bodies = {ev.id: ev.body for ev in events}
+        self.order = {ev.id: ev.sequence for ev in events}
+        for ev in events:
+            if isinstance(ev.body, ir.ToolCall):
+                self.calls.setdefault(ev.body.call_id, ev.id)
+            elif isinstance(ev.body, ir.ToolResult):
+                self.results.setdefault(ev.body.call_id, []).append(ev.id)
+
+    def complete(self, event_ids: list[str]) -> list[str]:
+        """A branch's events in their order, with the calls its results answer and the results
+        of its calls where the parent chain missed them: the client chains parallel calls one
+        after the other and gives each result its own call's record as parent, so only the last
+        result is on the chain; a result never comes without its call, nor a call without its
+        results."""
+        present = set(event_ids)
+        for eid in list(event_ids):
+            body = self.bodies[eid]
+            if isinstance(body, ir.ToolResult | ir.ToolCall):
+                wanted = [self.calls.get(body.call_id)] if isinstance(body, ir.ToolResult) \
+                    else self.results.get(body.call_id, [])
+                for other in wanted:
+                    if other is not None and other not in present:
+                        present.add(other)
+                        event_ids.append(other)
+        return sorted(event_ids, key=self.order.__getitem__)  # a response's pieces and results in their order
 
 
 def record_difference(canonical: Any, actual: Any) -> Any:
