@@ -27,11 +27,13 @@ OPAQUE_MEDIA_TYPE = "application/json"  # the resource that holds an opaque bloc
 # The reader gives each one a participant of kind service and the tool its server_identity.
 
 
-# Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
-# millisecond to create at import (its methods are generated and compiled), a Struct a hundredth.
 # Indices as the continuity schema (draft-07) counts them: 3.0 is one too.
 _Index = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0, multiple_of=1)]
 _Name = Annotated[str, Meta(min_length=1)]
+
+
+# Records of this module are msgspec Structs, not dataclasses: a dataclass takes about half a
+# millisecond to create at import (its methods are generated and compiled), a Struct a hundredth.
 
 
 class Style(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

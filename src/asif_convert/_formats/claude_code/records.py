@@ -56,7 +56,7 @@ class Home(msgspec.Struct, omit_defaults=True):
     o: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class _Options(Style, forbid_unknown_fields=True, omit_defaults=True):
+class _Options(Style):
     """A home's options: the dialect's style, and ``str`` (a user's content written as a string)."""
 
     str: Literal[1] | msgspec.UnsetType = msgspec.UNSET
