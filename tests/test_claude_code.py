@@ -4,13 +4,15 @@ formats written as transcripts the client resumes; goldens in both directions.""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from asif_convert import InvalidInput, convert
+from asif_convert import InvalidInput, Limits, convert
 from asif_convert._registry import get
 
 from .agents.claude import jsonl_values
@@ -173,6 +175,22 @@ def test_a_cut_last_line_converts_what_is_complete_with_a_warning_and_a_loss():
     doc = json.loads(result.output)
     assert any(loss["id"] == f"translation:records[].cut:line {cut}" for loss in doc["losses"])
     assert doc["capture"]["consistency"] == "partial" and f"({cut})" in doc["capture"]["boundary"]
+
+
+def test_the_capture_id_depends_on_the_records_values_only():
+    """The id is the digest decoding made on the way (or made later, for trusted input, for a cut
+    file): the same records give the same id, whatever their spacing or the blank lines."""
+    path = SESSIONS["tools"]
+    data = path.read_bytes()
+    spaced = b"\n\n".join(json.dumps(json.loads(x), indent=None).encode() for x in data.splitlines()) + b"\n"
+    ids = {convert(d, to="asif", name=path.name, limits=limits).document["capture"]["id"]
+           for d in (data, spaced) for limits in (Limits(), Limits(trusted=True))}
+    assert len(ids) == 1
+    records = [json.loads(x) for x in data.splitlines()]
+    expected = hashlib.sha256(b"".join(msgspec.json.encode(r) + b"\n" for r in records)).hexdigest()[:32]
+    assert ids == {f"claude-code:{expected}"}
+    cut = convert(data + data.splitlines()[-1][:20], to="asif", name=path.name).document["capture"]["id"]
+    assert cut == ids.pop()  # (a cut last line is not a record)
 
 
 def test_a_line_that_is_not_json_is_refused_naming_its_line():

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
 from asif_convert import convert
+from asif_convert._formats.claude_code import records
 
 from .strategies import json_values
 
@@ -134,3 +136,13 @@ def test_a_record_difference_is_the_whole_difference(data, rendering):
     record = _neighbour(data.draw, rendering, 2)
     assert diff_members(rendering, record, 2) == diff(rendering, record)
     assert json.dumps(apply(rendering, diff_members(rendering, record, 2))) == json.dumps(record)
+
+
+@given(st.lists(st.builds(records.Slot, n=st.integers(0, 9), b=st.integers(0, 3), d=st.none() | json_values(2),
+                          f=st.none() | texts), min_size=1, max_size=3),
+       st.integers(0, 3), st.dictionaries(texts, json_values(1), max_size=2))
+def test_a_home_as_json_is_what_msgspec_makes_of_it(slots: list[records.Slot], g: int, o: dict[str, Any]) -> None:
+    """The reader writes its homes with ``Home.json`` (no copy of the differences); it must say
+    what msgspec says of the struct, key for key and in order."""
+    home = records.Home(r=slots, g=g, o=o)
+    assert json.dumps(home.json()) == json.dumps(msgspec.to_builtins(home))

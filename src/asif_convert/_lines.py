@@ -7,8 +7,9 @@ a warning, not a refusal."""
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,12 @@ class Lines:
     # files of that layout found but not read (symbolic links, never followed), by the same names
     left_out: list[str] = field(default_factory=list)
     sought: Any = None  # what was looked for beside it, and a digest of what was found (_companions.Sought)
+    digest: str | None = None  # values_digest(), when decoding made it on the way
+
+    def values_digest(self) -> str:
+        """The sha256 of the records' values, each as compact JSON and a line break: the same
+        records, the same digest, whatever their spacing or the lines between them."""
+        return self.digest or _digest_and_colons([value for _, value in self.records])[0]
 
     def first(self, count: int = 20) -> list[Any]:
         """The values of the first ``count`` complete records (what a format's detect gets)."""
@@ -69,10 +76,26 @@ def decode_lines(data: bytes, name: str = "<input>", limits: Limits | None = Non
                 broken = True
                 break
         pieces[index] = b""  # (let each line's bytes go once decoded)
-    if not broken and lines_within_limits(data, values, limits):  # one pass over them all
-        return Lines(records=list(zip(numbers, values, strict=True)), problems=[], name=name)
+    if not broken:
+        digest, colons = (None, 0) if limits.trusted else _digest_and_colons(values)
+        if lines_within_limits(data, values, limits, colons):  # one pass over them all
+            return Lines(records=list(zip(numbers, values, strict=True)), problems=[], name=name, digest=digest)
     del values
     return _line_by_line(data.split(b"\n"), name, limits)
+
+
+_CHUNK = 1024  # values encoded at once: one call of the digest per chunk, never all the encodings at once
+
+
+def _digest_and_colons(values: Sequence[Any]) -> tuple[str, int]:
+    """The values' digest (``Lines.values_digest``) and the number of ``:`` in their encodings
+    (what the duplicate-key check compares with the input's): one encoding of each value for both."""
+    digest, colons = hashlib.sha256(), 0
+    for start in range(0, len(values), _CHUNK):
+        chunk = b"\n".join(map(_encoder.encode, values[start:start + _CHUNK])) + b"\n"
+        digest.update(chunk)
+        colons += chunk.count(b":")
+    return digest.hexdigest(), colons
 
 
 def _line_by_line(pieces: list[bytes], name: str, limits: Limits) -> Lines:

@@ -30,6 +30,8 @@ class Difference(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 _encode = Encoder().encode
+# Types whose equal values are one JSON text (not float: 0.0 == -0.0; containers: key order)
+_EQUAL_IS_SAME = frozenset((str, int, bool, type(None)))
 
 
 def diff(base: Any, target: Any) -> dict[str, Any] | None:
@@ -60,7 +62,7 @@ def diff_members(base: Any, target: Any, levels: int) -> dict[str, Any] | None:
             continue
         if levels > 1 and type(b) is dict and type(value) is dict:  # (walked, not encoded whole)
             sub = diff_members(b, value, levels - 1)
-        elif type(b) is type(value) and (b == value if type(value) is str else _encode(b) == _encode(value)):
+        elif type(b) is type(value) and (b == value if type(b) in _EQUAL_IS_SAME else _encode(b) == _encode(value)):
             continue
         else:
             sub = _diff(b, value)

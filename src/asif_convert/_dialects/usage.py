@@ -39,11 +39,12 @@ def _walk(node: dict[str, Any], prefix: str, out: Counters) -> None:
             _walk(value, f"{prefix}{key}.", out)
 
 
-def insert(rendered: Any, counters: Counters) -> Any:
-    """``rendered`` (a message object) with ``counters`` placed under ``usage``."""
+def insert(rendered: Any, counters: Counters, fresh: bool = False) -> Any:
+    """``rendered`` (a message object) with ``counters`` placed under ``usage``; ``fresh``: the
+    caller made ``rendered`` for this, so it is changed instead of copied."""
     if not counters or not isinstance(rendered, dict):
         return rendered
-    out = dict(rendered)
+    out = rendered if fresh else dict(rendered)
     usage = out["usage"] = dict(out["usage"]) if isinstance(out.get("usage"), dict) else {}
     for unit, value in counters:
         *path, last = unit.split(".")

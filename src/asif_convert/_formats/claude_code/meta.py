@@ -4,48 +4,41 @@ directories and git branches (environments), the client versions and permission 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
-
-import msgspec
 
 from asif_convert import ir
 from asif_convert._formats.claude_code import NAMESPACE
 from asif_convert._lines import Lines
 
-_encode = msgspec.json.Encoder().encode
-
 
 def capture(lines: Lines, session_id: str, version: str) -> ir.Capture:
     """A capture whose id is derived from the records' values (the same transcript, the same id)."""
-    h = hashlib.sha256()
-    for _, v in lines.records:
-        h.update(_encode(v))
-        h.update(b"\n")
     cut = next((p.line for p in lines.problems if p.rule == "truncated"), None)
     boundary = f"The Claude Code transcript of session {session_id}: {len(lines.records)} records"
     boundary += f"; its last line ({cut}) was cut and is not part of it." if cut is not None else "."
-    return ir.Capture(id=f"claude-code:{h.hexdigest()[:32]}",
+    return ir.Capture(id=f"claude-code:{lines.values_digest()[:32]}",
                       producer=ir.Producer(name="asif-convert", version=version),
                       consistency="partial" if cut is not None else "unknown", boundary=boundary)
 
 
-def _distinct(values: Iterable[Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
-    seen: dict[bytes, dict[str, Any]] = {}
+def _distinct(values: Iterable[Any], key: str, other: str) -> list[dict[str, Any]]:
+    """The distinct strings the message records give ``key`` and ``other``, in the order they
+    first come."""
+    seen: dict[tuple[str | None, str | None], None] = {}
     for v in values:
         if isinstance(v, dict) and v.get("type") in ("user", "assistant"):
-            picked = {k: v[k] for k in keys if isinstance(v.get(k), str)}
-            if picked:
-                seen.setdefault(_encode(picked), picked)
-    return list(seen.values())
+            a, b = v.get(key), v.get(other)
+            seen[(a if isinstance(a, str) else None, b if isinstance(b, str) else None)] = None
+    said = ({k: x for k, x in ((key, a), (other, b)) if x is not None} for a, b in seen)
+    return [picked for picked in said if picked]
 
 
 def environments(values: Iterable[Any]) -> list[dict[str, Any]]:
     """Each working directory (with its git branch) the records name: a workspace. A recorded path
     is metadata: it is never opened."""
     out = []
-    for k, found in enumerate(_distinct(values, ("cwd", "gitBranch"))):
+    for k, found in enumerate(_distinct(values, "cwd", "gitBranch")):
         where = found.get("cwd", "an unrecorded directory")
         branch = f" on git branch {found['gitBranch']}" if "gitBranch" in found else ""
         out.append({"id": f"workspace-{k + 1}", "kind": "workspace",
@@ -57,7 +50,7 @@ def environments(values: Iterable[Any]) -> list[dict[str, Any]]:
 def configurations(values: Iterable[Any]) -> list[dict[str, Any]]:
     """Each client version and permission mode the records name: what is known of the client."""
     out = []
-    for k, found in enumerate(_distinct(values, ("version", "permissionMode"))):
+    for k, found in enumerate(_distinct(values, "version", "permissionMode")):
         policies = [{"id": "permission-mode", "type": f"{NAMESPACE}:permissionMode",
                      "definition": found["permissionMode"], "enforcing": True}] if "permissionMode" in found else []
         capabilities = [{"id": "client", "type": f"{NAMESPACE}:client", "definition": {"version": found["version"]},

@@ -67,7 +67,7 @@ class Reader:
         self.problems = lines.problems
         self.ledger = ledger
         self.events: list[ir.Event] = []
-        self.homes: dict[str, records.Home] = {}  # by the event that holds them
+        self.homes: list[tuple[ir.Event, records.Home]] = []  # each event with records, and its home
         self.ids: set[str] = set()
         self.calls: set[str] = set()  # call ids seen
         self.answered: set[str] = set()  # call ids with a result
@@ -84,7 +84,7 @@ class Reader:
         self.index = records.Index()
         self.index.executions = self.executions
         self.order = records.FileOrder()
-        self.envelopes: dict[str | None, records.Envelope] = {}
+        self.envelopes: dict[str | None, records.Envelope] = {}  # by file (see ``_envelope``)
         self.slots: dict[tuple[str | None, int], records.Slot] = {}
         self.kept = False
         self.release = False
@@ -171,10 +171,10 @@ class Reader:
                                                     interpretation_required=False), v if isinstance(v, dict) else {})
         home = records.Home(r=[records.Slot(n=n, f=self.file)])
         if isinstance(v, dict) and self.order.passes(self.file, n):  # its own rendering: nothing to compare
-            self._keep(eid, home)
-            self.envelopes.setdefault(self.file, records.Envelope()).seen(v, kind)
+            self._keep(home)
+            self._envelope(self.file).seen(v, kind)
         else:
-            self._settle(eid, home)
+            self._settle(home)
         self.ledger.add(key, "event", eid, about=kind if key == "records[]" else None)
         if isinstance(uuid, str) and uuid:
             self._node(uuid, v, n, [eid])
@@ -207,9 +207,9 @@ class Reader:
         blocks = [b for v in values for b in v["message"]["content"]]
         first = values[0]
         split = anthropic.split(blocks, "assistant", first["uuid"])
-        if any(c.call_id in self.calls for c in split.calls) or len({c.call_id for c in split.calls}) < len(
-                split.calls) or any(
-                r.call_id not in {c.call_id for c in split.calls} | self.calls or r.call_id in self.answered
+        own = {c.call_id for c in split.calls}
+        if any(c.call_id in self.calls for c in split.calls) or len(own) < len(split.calls) or any(
+                r.call_id not in own and r.call_id not in self.calls or r.call_id in self.answered
                 for r in split.results):
             for n in members:  # a call id twice, a result without its call: kept as they are
                 self._verbatim(n, self.records[n][1], "records[].orphan")
@@ -248,7 +248,7 @@ class Reader:
             return
         slots = [records.Slot(n=n, b=len(v["message"]["content"]), f=self.file)
                  for n, v in zip(members, values, strict=True)]
-        self._settle(ids[0], records.Home(r=slots, g=len(self.events) - owner - 1, o=split.options),
+        self._settle(records.Home(r=slots, g=len(self.events) - owner - 1, o=split.options),
                      [v["message"]["content"] for v in values] if split.exact else None)
         for n, v in zip(members, values, strict=True):
             self._node(v["uuid"], v, n, ids)
@@ -323,9 +323,10 @@ class Reader:
                 result.parts = [*result.parts, ir.StructuredPart(schema=records.TOOL_USE_RESULT,
                                                                  value=v["toolUseResult"])]
             ids.append(self._result(result, v, v["uuid"]).id)
-        eid = ids[0] if ids else self._empty(v)
+        if not ids:
+            self._empty(v)
         home = records.Home(r=[records.Slot(n=n, f=self.file)], g=len(self.events) - owner - 1, o=options)
-        self._settle(eid, home, [content] if exact else None)
+        self._settle(home, [content] if exact else None)
         self._node(v["uuid"], v, n, ids, prompt=prompt)
 
     def _empty(self, v: dict[str, Any]) -> str:
@@ -345,26 +346,27 @@ class Reader:
         self.resources += found
         self.index.resources.update((r.id, msgspec.to_builtins(r)) for r in found)
 
-    def _settle(self, eid: str, home: records.Home, contents: list[Any] | None = None) -> None:
-        """A group is read: its records are rendered, and compared as soon as those before them
-        are. ``contents``: the records' own contents, when the dialect vouches that rendering the
+    def _settle(self, home: records.Home, contents: list[Any] | None = None) -> None:
+        """A group (the last events read) is read: its records are rendered, and compared as soon
+        as those before them are. ``contents``: the records' own contents, when the dialect vouches that rendering the
         group gives them back (an exact split): not rendered then."""
-        self._keep(eid, home)
+        self._keep(home)
         start = len(self.events) - 1 - home.g
         for p in self.order.push(records.partials(home, self.events[start:start + 1 + home.g], self.index,
                                                   contents)):
             self._compare(p)
 
-    def _keep(self, eid: str, home: records.Home) -> None:
-        """The home of event ``eid``, and its slots, where a difference found later is put."""
-        self.homes[eid] = home
+    def _keep(self, home: records.Home) -> None:
+        """The home of the group just read (on its first event), and its slots, where a
+        difference found later is put."""
+        self.homes.append((self.events[-1 - home.g], home))
         for slot in home.r:
             self.slots[(slot.f, slot.n)] = slot
 
     def _compare(self, p: records.Partial) -> None:
         """A record's difference from its rendering, on its slot (each file's records derive
         from their own); the record let go after (with ``release``: events hold what they need)."""
-        envelope = self.envelopes.setdefault(p.f, records.Envelope())
+        envelope = self._envelope(p.f)
         held = self.files[p.f]
         actual = held[p.n][1]
         d = record_difference(envelope.canonical(p), actual)
@@ -375,19 +377,24 @@ class Reader:
         if self.release and p.message is not None:
             held[p.n] = (held[p.n][0], None)
 
+    def _envelope(self, f: str | None) -> records.Envelope:
+        """What file ``f``'s records take from the ones before them (made once a file)."""
+        envelope = self.envelopes.get(f)
+        if envelope is None:
+            envelope = self.envelopes[f] = records.Envelope()
+        return envelope
+
     def finish(self) -> None:
         """The records still waiting compared; then the homes on their events."""
         for p in self.order.rest():
             self._compare(p)
         if self.kept:
             self.ledger.add("records[].envelope")
-        by_id = {ev.id: ev for ev in self.events}
-        # each home let go as its JSON copy is made (the slots were its only other holder): the
-        # copies never all exist beside the homes
+        # each home let go as its JSON form is made (the slots were its only other holder)
         self.slots.clear()
         while self.homes:
-            eid, home = self.homes.popitem()
-            by_id[eid].native = {NAMESPACE: msgspec.to_builtins(home)}
+            ev, home = self.homes.pop()
+            ev.native = {NAMESPACE: home.json()}
 
     # -- the session ----------------------------------------------------------------------------
 
@@ -415,6 +422,8 @@ class Reader:
     def link_subagents(self, branches: list[ir.Branch]) -> None:
         """A subagent's first event is caused by the Task call that started it: the call whose
         result names its agent id (its own file), or whose prompt its first record holds (inline)."""
+        if not any(b.id.startswith(("subagent:", "sidechain:")) for b in branches):
+            return
         by_id = {ev.id: ev for ev in self.events}
         calls = {ev.body.call_id: ev for ev in self.events if isinstance(ev.body, ir.ToolCall)}
         started = {agent: calls[call].id for agent, call in self.agent_calls.items() if call in calls}

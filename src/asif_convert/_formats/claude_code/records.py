@@ -45,6 +45,17 @@ class Slot(msgspec.Struct, omit_defaults=True):
     d: Any = None
     f: str | None = None  # the companion file it is in (a subagent's transcript), None for the session's own
 
+    def json(self) -> dict[str, Any]:
+        """``msgspec.to_builtins(self)``, holding the difference itself (JSON values already) instead of a copy."""
+        out: dict[str, Any] = {"n": self.n}
+        if self.b != 1:
+            out["b"] = self.b
+        if self.d is not None:
+            out["d"] = self.d
+        if self.f is not None:
+            out["f"] = self.f
+        return out
+
 
 class Home(msgspec.Struct, omit_defaults=True):
     """An event's ``claude-code/1`` value: the records it stands for (``r``), how many events
@@ -54,6 +65,16 @@ class Home(msgspec.Struct, omit_defaults=True):
     r: Annotated[list[Slot], Meta(min_length=1)]
     g: _Count = 0
     o: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def json(self) -> dict[str, Any]:
+        """``msgspec.to_builtins(self)``, holding the differences and options themselves (JSON
+        values already, made for this home alone) instead of copies."""
+        out: dict[str, Any] = {"r": [slot.json() for slot in self.r]}
+        if self.g:
+            out["g"] = self.g
+        if self.o:
+            out["o"] = self.o
+        return out
 
 
 class _Options(Style):
@@ -232,10 +253,12 @@ class Envelope:
             own["toolUseResult"] = p.tool_use_result
         if p.source is not None:
             own["sourceToolAssistantUUID"] = p.source
-        # in the order of the record before: records of one type share their key order
-        record = {k: own[k] if k in own else v for k, v in template.items() if k in own or k not in _OWN}
-        for k, v in own.items():
-            record.setdefault(k, v)
+        # in the order of the record before (records of one type share their key order), its
+        # own members where it had them and after its other ones where it did not
+        record = template.copy()
+        record.update(own)
+        for k in template.keys() & _OWN - own.keys():
+            del record[k]
         return record
 
     @staticmethod
@@ -245,12 +268,14 @@ class Envelope:
         message = p.message or {}
         if p.kind != "assistant" or not isinstance(like, dict):
             return usage_counters.insert(message, p.counters) if p.counters else message
-        out = {**like, **{k: message[k] for k in ("id", "model", "content")}}
+        out = like.copy()
+        out["id"], out["model"], out["content"] = message["id"], message["model"], message["content"]
         for k in ("type", "role"):
             out.setdefault(k, message[k])
         if not p.counters:
             out.pop("usage", None)
-        return usage_counters.insert(out, p.counters) if p.counters else out
+            return out
+        return usage_counters.insert(out, p.counters, fresh=True)
 
     def seen(self, record: Any, kind: str) -> None:
         """The record as it is in the file (after its difference): what the next ones derive from."""
@@ -273,6 +298,9 @@ class FileOrder:
 
     def push(self, batch: list[Partial]) -> Iterator[Partial]:
         for p in batch:
+            if self.passes(p.f, p.n):  # (the usual case: the next in the file)
+                yield p
+                continue
             self.tie += 1
             heapq.heappush(self.heap, (p.f or "", p.n, self.tie, p))
         while self.heap and self.heap[0][:2] == self.expected:
