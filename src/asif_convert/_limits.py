@@ -24,7 +24,8 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import add
 from typing import Any
 
 import msgspec
@@ -246,7 +247,8 @@ def _within_limits(data: bytes, items: list[bytes], room: int) -> bool:
     numbers = data.translate(_NUMBERS)
     if any(large in numbers for large in _LARGE):
         return False
-    return all(item.count(b"[") + item.count(b"{") <= room for item in items)
+    opened = map(add, map(bytes.count, items, repeat(b"[")), map(bytes.count, items, repeat(b"{")))
+    return max(opened, default=0) <= room  # (told in C: no Python step per item)
 
 
 def may_hold_long_strings(data: bytes, limit: int) -> bool:

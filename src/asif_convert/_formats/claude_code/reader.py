@@ -16,6 +16,7 @@ Each record's difference from what ``records`` renders of its events is kept on 
 from __future__ import annotations
 
 import re
+from itertools import chain, repeat
 from typing import Any
 
 import msgspec
@@ -408,14 +409,8 @@ class Reader:
         out = []
         pairing = _Pairing(self.events)  # (once for all branches: each would scan every event)
         for bid, path in tree.branches(self.tree, self.active_leaf()):
-            event_ids: list[str] = []
-            seen: set[str] = set()
-            for uuid in path:
-                for eid in self.held.get(uuid, ()):
-                    if eid not in seen:
-                        seen.add(eid)
-                        event_ids.append(eid)
-            event_ids = pairing.complete(event_ids)
+            held = dict.fromkeys(chain.from_iterable(map(self.held.get, path, repeat(()))))
+            event_ids = pairing.complete(list(held))
             out.append(ir.Branch(id=bid, event_ids=event_ids, head_event_id=event_ids[-1] if event_ids else None))
         return out + self._companion_branches(pairing)
 
@@ -504,18 +499,24 @@ class Reader:
 
 
 class _Pairing:
-    """The session's calls and results by call id, and each event's place in it."""
+    """Each call's and result's counterparts (a result's call, a call's results), and each
+    event's place in the session."""
 
     def __init__(self, events: list[ir.Event]) -> None:
-        self.calls: dict[str, str] = {}
-        self.results: dict[str, list[str]] = {}
-        self.bodies = {ev.id: ev.body for ev in events}
-        self.order = {ev.id: ev.sequence for ev in events}
+        calls: dict[str, str] = {}
+        results: dict[str, list[str]] = {}
         for ev in events:
             if isinstance(ev.body, ir.ToolCall):
-                self.calls.setdefault(ev.body.call_id, ev.id)
+                calls.setdefault(ev.body.call_id, ev.id)
             elif isinstance(ev.body, ir.ToolResult):
-                self.results.setdefault(ev.body.call_id, []).append(ev.id)
+                results.setdefault(ev.body.call_id, []).append(ev.id)
+        self.counterparts: dict[str, list[str]] = {}
+        for call_id, answers in results.items():
+            call = calls.get(call_id)
+            if call is not None:
+                self.counterparts[call] = answers
+                self.counterparts.update((answer, [call]) for answer in answers)
+        self.order = {ev.id: ev.sequence for ev in events}
 
     def complete(self, event_ids: list[str]) -> list[str]:
         """A branch's events in their order, with the calls its results answer and the results
@@ -524,16 +525,9 @@ class _Pairing:
         result is on the chain; a result never comes without its call, nor a call without its
         results."""
         present = set(event_ids)
-        for eid in list(event_ids):
-            body = self.bodies[eid]
-            if isinstance(body, ir.ToolResult | ir.ToolCall):
-                wanted = [self.calls.get(body.call_id)] if isinstance(body, ir.ToolResult) \
-                    else self.results.get(body.call_id, [])
-                for other in wanted:
-                    if other is not None and other not in present:
-                        present.add(other)
-                        event_ids.append(other)
-        return sorted(event_ids, key=self.order.__getitem__)  # a response's pieces and results in their order
+        missing = [other for eid in present.intersection(self.counterparts) for other in self.counterparts[eid]
+                   if other not in present]
+        return sorted({*event_ids, *missing} if missing else event_ids, key=self.order.__getitem__)
 
 
 def record_difference(canonical: Any, actual: Any) -> Any:
