@@ -527,3 +527,18 @@ def test_an_edited_line_count_writes_what_the_rollout_holds():
     first = convert(json.dumps(doc).encode(), to="codex").output
     doc["codex/1"]["lines"] = 2**53 - 1
     assert convert(json.dumps(doc).encode(), to="codex").output == first
+
+
+def test_a_foreign_line_state_is_not_followed_and_a_warning_names_it():
+    """A line state of another shape than the reader writes: the line is written from its events
+    alone, and one warning names the first such event (and how many more), where it is."""
+    doc = _agent_asif("codex")
+    assert not [w for w in convert(json.dumps(doc).encode(), to="codex").warnings if w.rule == "native-state"]
+    edited = [k for k, ev in enumerate(doc["events"]) if "codex/1" in (ev.get("extensions") or {})][1:3]
+    for k in edited:
+        doc["events"][k]["extensions"]["codex/1"] = {"w": "not a wrapper"}
+    written = convert(json.dumps(doc).encode(), to="codex")
+    [warning] = [w for w in written.warnings if w.rule == "native-state"]
+    assert warning.severity == "warning" and warning.path == f"/events/{edited[0]}/extensions/codex~11"
+    assert repr(doc["events"][edited[0]]["id"]) in warning.message and "1 other line" in warning.message
+    assert len(written.output.splitlines()) == len(AGENT_FILES["codex"].read_bytes().splitlines())

@@ -141,10 +141,12 @@ def err(message: str) -> None:
 
 
 def warn_input_problems(problems: list[Problem]) -> None:
-    """The input's problems that did not refuse it, under the summary (the first ten)."""
+    """The warnings of a conversion, under the summary (the first ten): the input's problems that
+    did not refuse it, and what the conversion itself warns of (converter state it set aside)."""
     if problems:
         count = len(problems)
-        err(f"  {count} input problem{'s were' if count > 1 else ' was'} recorded as losses (use --strict to refuse):")
+        err(f"  {count} warning{'s' if count > 1 else ''} (a problem of the input is recorded as a loss; "
+            "--strict refuses it):")
         for p in problems[:10]:
             err(f"  warning: {p.render()}")
 

@@ -18,6 +18,7 @@ from asif_convert._codec import codec_for
 from asif_convert._dialects import difference
 from asif_convert._dialects.common import Style
 from asif_convert._dialects.difference import Difference
+from asif_convert._errors import Problem
 from asif_convert._formats.codex import fresh
 from asif_convert._formats.codex.reader import NAMESPACE, generation, render_item
 from asif_convert.plugin import Context
@@ -60,7 +61,9 @@ def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
     kept = {entry[0]: entry[1] for entry in native["kept"]
             if isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int}
     listed = _groups(doc.events)
-    groups = iter(listed)
+    states = [_state(group[0]) for group in listed]
+    _warn_of_foreign_states(doc, [group[0] for group, state in zip(listed, states, strict=True) if state is None], ctx)
+    groups = zip(listed, states, strict=True)
     legacy = native["generation"] == "legacy"
     out: list[Any] = []
     # (past the last kept line and one line per group, no index writes anything: an edited
@@ -69,12 +72,26 @@ def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
         if index in kept:
             out.append(kept[index])
             continue
-        group = next(groups, None)
+        group, state = next(groups, (None, None))
         if group is None:
             continue
-        out.append(_line(codec, group, resources, legacy))
-    out += [_line(codec, group, resources, legacy) for group in groups]  # items added after reading
+        out.append(_line(codec, group, resources, legacy, state or {}))
+    out += [_line(codec, group, resources, legacy, state or {}) for group, state in groups]  # items added after reading
     return out
+
+
+def _warn_of_foreign_states(doc: ir.Document, foreign: list[ir.Event], ctx: Context) -> None:
+    """One warning for the lines whose state is not of the shape the reader writes: nothing of
+    the session is lost (the state only says how the line looked), but the line no longer comes
+    back as it was, and whoever edited the state should know it was not followed."""
+    if not foreign:
+        return
+    at = doc.events.index(foreign[0])
+    others = f" and {len(foreign) - 1} other line(s)" if len(foreign) > 1 else ""
+    ctx.warnings.append(Problem(rule="native-state", path=f"/events/{at}/extensions/{NAMESPACE.replace('/', '~1')}",
+                                severity="warning", message=(
+        f"the codex/1 state of event {foreign[0].id!r}{others} is not of the shape asif-convert writes (edited, or "
+        "another tool's): it is not followed, and the line is written from its events alone")))
 
 
 class _Wrapper(msgspec.Struct):
@@ -92,19 +109,18 @@ class _LineState(msgspec.Struct):
     ns: str | None = None  # a namespaced call's namespace
 
 
-def _state(event: ir.Event) -> dict[str, Any]:
-    """A line's state, when it has the shape the reader writes; else none: the value is
+def _state(event: ir.Event) -> dict[str, Any] | None:
+    """A line's state, when it has the shape the reader writes; else None: the value is
     foreign (edited, or another tool's), and the line is written from its events alone."""
     state = event.native[NAMESPACE]
     try:
         msgspec.convert(state, _LineState)
     except msgspec.ValidationError:
-        return {}
-    return state if isinstance(state, dict) else {}
+        return None
+    return state if isinstance(state, dict) else None
 
 
-def _line(codec: Any, group: list[ir.Event], resources: dict[str, Any], legacy: bool) -> Any:
-    state = _state(group[0])
+def _line(codec: Any, group: list[ir.Event], resources: dict[str, Any], legacy: bool, state: dict[str, Any]) -> Any:
     first = group[0].body
     role = first.role if isinstance(first, ir.Message) else "tool" if isinstance(first, ir.ToolResult) else "assistant"
     item = render_item(codec, role, group, resources, state)
