@@ -41,7 +41,9 @@ class Lines:
     # files of that layout found but not read (symbolic links, never followed), by the same names
     left_out: list[str] = field(default_factory=list)
     sought: Any = None  # what was looked for beside it, and a digest of what was found (_companions.Sought)
-    digest: str | None = None  # values_digest(), when decoding made it on the way
+    # values_digest() of these records, when decoding made it on the way (a copy with other
+    # records must not keep it: dataclasses.replace(lines, records=...) names digest=None too)
+    digest: str | None = None
 
     def values_digest(self) -> str:
         """The sha256 of the records' values, each as compact JSON and a line break: the same
@@ -92,8 +94,9 @@ def _digest_and_colons(values: Sequence[Any]) -> tuple[str, int]:
     (what the duplicate-key check compares with the input's): one encoding of each value for both."""
     digest, colons = hashlib.sha256(), 0
     for start in range(0, len(values), _CHUNK):
-        chunk = b"\n".join(map(_encoder.encode, values[start:start + _CHUNK])) + b"\n"
+        chunk = b"\n".join(map(_encoder.encode, values[start:start + _CHUNK]))
         digest.update(chunk)
+        digest.update(b"\n")
         colons += chunk.count(b":")
     return digest.hexdigest(), colons
 

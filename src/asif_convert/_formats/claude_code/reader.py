@@ -349,8 +349,8 @@ class Reader:
 
     def _settle(self, home: records.Home, contents: list[Any] | None = None) -> None:
         """A group (the last events read) is read: its records are rendered, and compared as soon
-        as those before them are. ``contents``: the records' own contents, when the dialect vouches that rendering the
-        group gives them back (an exact split): not rendered then."""
+        as those before them are. ``contents``: the records' own contents, when the dialect
+        vouches that rendering the group gives them back (an exact split): not rendered then."""
         self._keep(home)
         start = len(self.events) - 1 - home.g
         for p in self.order.push(records.partials(home, self.events[start:start + 1 + home.g], self.index,

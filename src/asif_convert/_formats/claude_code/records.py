@@ -46,7 +46,8 @@ class Slot(msgspec.Struct, omit_defaults=True):
     f: str | None = None  # the companion file it is in (a subagent's transcript), None for the session's own
 
     def json(self) -> dict[str, Any]:
-        """``msgspec.to_builtins(self)``, holding the difference itself (JSON values already) instead of a copy."""
+        """``msgspec.to_builtins(self)``, holding the difference itself (JSON values already)
+        instead of a copy."""
         out: dict[str, Any] = {"n": self.n}
         if self.b != 1:
             out["b"] = self.b
