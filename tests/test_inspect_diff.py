@@ -58,6 +58,16 @@ def test_inspect_human_output_has_the_tables():
         assert title in res.stdout
 
 
+@pytest.mark.parametrize(("fmt", "path"), [("claude-code", next((CORPUS / "claude-code" / "tools").glob("*.jsonl"))),
+                                           ("codex", CORPUS / "codex" / "hello.jsonl")])
+def test_inspect_of_a_transcript_names_its_format_without_a_version(fmt, path):
+    res = invoke("inspect", path)
+    assert res.exit_code == 0, res.stderr
+    header = res.stdout.splitlines()[0]
+    assert f": {fmt}, session '" in header and "None" not in header
+    assert json.loads(invoke("inspect", path, "--json").stdout)["version"] is None
+
+
 def test_inspect_bad_input_exits_1(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{")

@@ -99,7 +99,9 @@ def _load(path: str, limits: Limits) -> tuple[Any, Any]:
 
 
 def _print_summary(s: dict[str, Any]) -> None:
-    _out.print(Text.assemble((s["file"], "bold"), f": {s['format']} ({s['version']}), session {s['session']['id']!r}"
+    # (a transcript of JSON Lines has no format version: its header names the format alone)
+    version = f" ({s['version']})" if s["version"] is not None else ""
+    _out.print(Text.assemble((s["file"], "bold"), f": {s['format']}{version}, session {s['session']['id']!r}"
                              + (f" — {s['session']['title']}" if s["session"]["title"] else "")))
     if "as_asif" in s:
         _print_counts(f"Contents of the {s['format']} document", s["counts"])
