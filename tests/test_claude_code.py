@@ -281,6 +281,37 @@ def test_a_subagent_whose_transcript_is_missing_is_a_loss(tmp_path, name):
     assert not [x for x in with_it["losses"] if x["kind"] == "subagent_not_read"]
 
 
+def _with_subagent_file(tmp_path: Path, name: str, edit) -> Path:
+    """A copy of corpus session ``name`` and its subagent's file, that file's bytes edited."""
+    path = SESSIONS[name]
+    [agent_file] = path.parent.rglob("agent-*.jsonl")  # (beside it, or in its subagents/ folder)
+    rel = agent_file.relative_to(path.parent)
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_bytes(edit(agent_file.read_bytes()))
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    return copy
+
+
+@pytest.mark.parametrize("name", ["subagent", "older-agent-file"])
+def test_a_line_of_a_subagent_file_that_is_not_json_refuses_the_session_naming_that_file(tmp_path, name):
+    copy = _with_subagent_file(tmp_path, name, lambda data: data + b"# not a record\n")
+    with pytest.raises(InvalidInput) as caught:
+        convert(copy, to="asif")
+    [problem] = caught.value.problems
+    [agent_file] = tmp_path.rglob("agent-*.jsonl")
+    assert problem.rule == "json" and problem.line == agent_file.read_bytes().count(b"\n")  # (the last line)
+    assert str(agent_file.relative_to(tmp_path)) in problem.message
+
+
+def test_a_cut_last_line_of_a_subagent_file_is_a_warning_naming_that_file(tmp_path):
+    copy = _with_subagent_file(tmp_path, "subagent", lambda data: data[:-20])
+    result = convert(copy, to="asif")
+    [warning] = [w for w in result.warnings if w.rule == "truncated"]
+    assert "/subagents/agent-" in warning.message
+    assert any(x.kind == "truncated_input" for x in result.losses)
+
+
 # -- sessions of other formats, written for Claude Code --------------------------------------------
 
 FOREIGN = [*CONTINUITY_FILES, *ASIF_EXAMPLES]

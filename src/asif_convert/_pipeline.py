@@ -549,8 +549,16 @@ def _encoded(dst: Format, out: Any, compact: bool, limits: Limits, name: str) ->
 
 def problems_of(fmt: Format, raw: Any) -> list[Problem]:
     """Every problem of a decoded input: a format of JSON Lines is told its records' problems,
-    and the lines that are not records (not JSON, cut) come first."""
-    return [*raw.problems, *fmt.validate(raw)] if isinstance(raw, Lines) else fmt.validate(raw)
+    and the lines that are not records (not JSON, cut) come first; then those of the files read
+    with it (its companions), each named in its message (their lines are that file's)."""
+    if not isinstance(raw, Lines):
+        return fmt.validate(raw)
+    problems = [*raw.problems, *fmt.validate(raw)]
+    for rel, part in sorted(raw.parts.items()):
+        # (a record-level problem only: a companion with no record at all is an empty history)
+        own = [*part.problems, *(p for p in fmt.validate(part) if p.line is not None)]
+        problems += [msgspec.structs.replace(p, message=f"in {rel}: {p.message}") for p in own]
+    return problems
 
 
 def _input_problems(src: Format, raw: Any, options: Options, name: str) -> list[Problem]:
