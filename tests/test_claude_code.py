@@ -333,6 +333,45 @@ def _resumable(out: list[dict]) -> None:
     assert calls == results
 
 
+def _edit(doc: dict, edit: str) -> None:
+    """``doc`` (a session read from Claude Code) edited so that its records no longer fit its events."""
+    events = doc["events"]
+    if edit == "a prompt removed":  # every record after it took its envelope and parent from it
+        k = next(i for i, e in enumerate(events) if e["kind"] == "message" and e["data"]["role"] == "user")
+        gone = events.pop(k)["id"]
+        for b in doc["branches"]:
+            b["event_ids"] = [x for x in b["event_ids"] if x != gone]
+    elif edit == "a part removed":  # the response's blocks were cut into its records by count
+        ev = next(e for e in events if len(e.get("extensions", {}).get("claude-code/1", {}).get("r", [])) > 1
+                  and e["kind"] == "message" and len(e["data"]["parts"]) > 1)
+        ev["data"]["parts"].pop(0)
+    else:  # a home of another shape than the reader writes
+        ev = next(e for e in events if "claude-code/1" in e.get("extensions", {}))
+        ev["extensions"]["claude-code/1"]["r"][0]["n"] = "first"
+
+
+@pytest.mark.parametrize("edit", ["a prompt removed", "a part removed", "a home of another shape"])
+def test_a_session_whose_records_no_longer_fit_its_events_is_written_from_its_events(edit):
+    doc = to_asif(SESSIONS["tools"])
+    as_read = convert(json.dumps(doc).encode(), to="claude-code")
+    assert not [w for w in as_read.warnings if w.rule == "native-state"]
+    _edit(doc, edit)
+    result = convert(json.dumps(doc).encode(), to="claude-code")
+    [warning] = [w for w in result.warnings if w.rule == "native-state"]
+    at = int(warning.path.split("/")[2])
+    assert warning.path == f"/events/{at}/extensions/claude-code~11" and doc["events"][at]["id"] in warning.message
+    out = records(result.output)
+    _resumable(out)  # one chain, every record with its uuid, every call with its result
+    written = json.dumps(out)
+    main = next(b for b in doc["branches"] if b["id"] == "main")
+    on_main = [e for e in doc["events"] if e["id"] in main["event_ids"]]
+    for text in (p["text"] for e in on_main if e["kind"] == "message" for p in e["data"]["parts"] if p["kind"] == "text"
+                 and p["text"].strip()):
+        assert json.dumps(text)[1:-1] in written  # the session's content, as it now is
+    assert {e["data"]["call_id"] for e in on_main if e["kind"] == "tool_call"} <= {
+        b["id"] for r in out for b in r["message"]["content"] if b["type"] == "tool_use"}
+
+
 def test_a_session_with_nothing_to_resume_is_refused_naming_the_input():
     only_meta = (CORPUS / "codex" / "hello.jsonl").read_bytes().splitlines()[0] + b"\n"
     with pytest.raises(InvalidInput) as exc:

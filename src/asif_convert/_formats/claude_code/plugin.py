@@ -68,7 +68,7 @@ class ClaudeCodeFormat:
         return reader.read(lines, ctx.ledger(TABLE), release=ctx.release_input)
 
     def write(self, doc: ir.Document, ctx: Context) -> list[Any]:
-        return writer.write(doc, ctx.ledger(TABLE))
+        return writer.write(doc, ctx.ledger(TABLE), ctx.warnings)
 
 
 FORMAT = ClaudeCodeFormat()

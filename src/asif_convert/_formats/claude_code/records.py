@@ -101,6 +101,61 @@ def home_of(event: ir.Event) -> Home | None:
     return home
 
 
+class Incoherent(Exception):
+    """The records a session was read from no longer fit its events: the document was edited
+    after it was read (an event removed, a home changed). ``event_id``: where it shows ("" for
+    the session's own state). The records cannot be given back as they were."""
+
+    def __init__(self, event_id: str, why: str) -> None:
+        super().__init__(why)
+        self.event_id, self.why = event_id, why
+
+
+class _Recorded(msgspec.Struct):
+    """The session's ``claude-code/1`` value: how many records its own file held."""
+
+    records: _Count
+
+
+def check_coherent(doc: ir.Document) -> None:
+    """Raise :class:`Incoherent` unless every home has the shape the reader writes, each
+    group's events are its own (none has a home of its own), and the homes give every record of
+    the session's file, and of each companion file, exactly once: a record derives its envelope
+    and parent from the one before it, so one that is gone changes every record after it. (An
+    event without a home, added since, is no record: it is not written, and said.)"""
+    try:
+        count = _convert(doc.native.get(NAMESPACE), _Recorded).records
+    except msgspec.ValidationError:
+        raise Incoherent("", "its record count is not a count") from None
+    owners: dict[str | None, dict[int, str]] = {None: {}}  # file -> record -> the event holding it
+    events, i = doc.events, 0
+    while i < len(events):
+        ev = events[i]
+        if not ev.native or NAMESPACE not in ev.native:
+            i += 1
+            continue
+        home = home_of(ev)
+        if home is None:
+            raise Incoherent(ev.id, "its home is not of the shape asif-convert writes")
+        group = events[i + 1:i + 1 + home.g]
+        if len(group) < home.g or any(m.native and NAMESPACE in m.native for m in group):
+            raise Incoherent(ev.id, f"the {home.g} event(s) of its group are no longer the ones after it")
+        for slot in home.r:
+            held = owners.setdefault(slot.f, {})
+            if slot.n in held:
+                raise Incoherent(ev.id, f"record {slot.n} is given twice")
+            held[slot.n] = ev.id
+        i += 1 + home.g
+    for f, held in owners.items():
+        expected = count if f is None else max(held) + 1
+        missing = next((n for n in range(expected) if n not in held), None)
+        if missing is not None or len(held) != expected:
+            after = [n for n in held if missing is None or n > missing]
+            where = held[min(after)] if after else ""
+            what = f"record {missing}" if missing is not None else f"a record past the {expected} it held"
+            raise Incoherent(where, f"{what} of {f or 'the transcript'} is no longer in the session")
+
+
 class Partial(msgspec.Struct):
     """A record as its events say it, before the envelope: what ``finish`` completes."""
 
@@ -141,20 +196,21 @@ def groups(events: list[ir.Event]) -> Iterator[tuple[Home, list[ir.Event]]]:
         i += 1 + home.g
 
 
-def partials(home: Home, members: list[ir.Event], index: Index, contents: list[Any] | None = None) -> list[Partial]:
+def partials(home: Home, members: list[ir.Event], index: Index, contents: list[Any] | None = None,
+             check: bool = False) -> list[Partial]:
     """The records of one group, as its events say them. ``contents``, when the dialect vouches
     that rendering the group's pieces gives back its records' contents as they were (an exact
-    split), are those contents, one per record: taken as the rendering instead of making it."""
+    split), are those contents, one per record: taken as the rendering instead of making it.
+    ``check`` (a document to write): raise :class:`Incoherent` when the response's blocks are
+    not as many as its records held (a part removed or added since)."""
     first = members[0]
     body = first.body
+    if len(home.r) > 1 and (isinstance(body, ir.Extension) or role_of(first) == "user"):
+        raise Incoherent(first.id, "a record's events hold more than one record")
     if isinstance(body, ir.Extension):
         return [Partial(n=home.r[0].n, f=home.r[0].f, kind=_record_type(body), message=None, uuid=None, time=None,
                         verbatim=body.value, diff=home.r[0].d)]
-    said = "assistant" if isinstance(body, ir.Message) and body.role == "assistant" or isinstance(body, ir.ToolCall) \
-        else "user"
-    # (a subagent's prompt, said by the main agent, is rendered as the agent's turn: the
-    # differences stored with earlier sessions were taken from that rendering)
-    role = "assistant" if first.actor_id == "claude" and not isinstance(body, ir.Note) else said
+    said, role = _said(first), role_of(first)
     results = [ev.body for ev in members if isinstance(ev.body, ir.ToolResult)]
     if contents is None or role != said:
         blocks = _rendered(role, members, index, home.o)
@@ -162,6 +218,8 @@ def partials(home: Home, members: list[ir.Event], index: Index, contents: list[A
         if role == "user" and home.o.get("str") and len(blocks) == 1 and blocks[0].get("type") == "text":
             content = blocks[0]["text"]
         starts = [0, *accumulate(slot.b for slot in home.r)]  # each record's first block among the group's
+        if check and role == "assistant" and starts[-1] != len(blocks):  # (else records take others' blocks)
+            raise Incoherent(first.id, f"its records held {starts[-1]} blocks, its events give {len(blocks)}")
         contents = [content] if role == "user" else [blocks[a:b] for a, b in pairwise(starts)]
     if role == "user":
         message = {"role": "user", "content": contents[0]}
@@ -172,6 +230,19 @@ def partials(home: Home, members: list[ir.Event], index: Index, contents: list[A
                         time=_time(first), tool_use_result=tur, diff=slot.d,
                         source=index.calls.get(results[0].call_id) if results else None)]
     return _assistant(home, members, contents, index)
+
+
+def _said(first: ir.Event) -> str:
+    body = first.body
+    return "assistant" if isinstance(body, ir.Message) and body.role == "assistant" or isinstance(body, ir.ToolCall) \
+        else "user"
+
+
+def role_of(first: ir.Event) -> str:
+    """The role of the records a group's first event stands for. (A subagent's prompt, said by
+    the main agent, is rendered as the agent's turn: the differences stored with earlier
+    sessions were taken from that rendering.)"""
+    return "assistant" if first.actor_id == "claude" and not isinstance(first.body, ir.Note) else _said(first)
 
 
 def _rendered(role: str, members: list[ir.Event], index: Index, options: dict[str, Any]) -> list[Any]:
@@ -333,7 +404,8 @@ def render(doc: ir.Document) -> list[tuple[int, Any]]:
     """Every record of the session's own file its events stand for, with its position, in file
     order (the records of its companion files are not part of it)."""
     index = Index(doc)
-    batches = (partials(home, members, index) for home, members in groups(doc.events) if home.r[0].f is None)
+    batches = (partials(home, members, index, check=True) for home, members in groups(doc.events)
+               if home.r[0].f is None)
     envelope = Envelope()
     out = []
     for p in in_file_order(batches):

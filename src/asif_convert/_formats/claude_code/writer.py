@@ -1,7 +1,8 @@
 """An IR session as a Claude Code transcript.
 
 A session read from Claude Code gives its records back (``records``), value for value. Any
-other session is written as the transcript ``claude --resume`` continues (``foreign``)."""
+other session is written as the transcript ``claude --resume`` continues (``foreign``), and so
+is one read from Claude Code whose records no longer fit its events (an edited document)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ from asif_convert._formats.claude_code import NAMESPACE, foreign, records
 from asif_convert._ledger import Ledger
 
 
-def write(doc: ir.Document, ledger: Ledger) -> list[Any]:
+def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem]) -> list[Any]:
     if NAMESPACE not in doc.native:
         return foreign.write(doc, ledger)
-    out = [record for _, record in records.render(doc)]  # read from Claude Code: its records
+    try:
+        records.check_coherent(doc)
+        out = [record for _, record in records.render(doc)]  # read from Claude Code: its records
+    except records.Incoherent as exc:
+        warnings.append(_incoherent(doc, exc))
+        return foreign.write(doc, ledger)
     written: set[str] = set()
     for home, group in records.groups(doc.events):
         written.update(m.id for m in group)
@@ -29,3 +35,15 @@ def write(doc: ir.Document, ledger: Ledger) -> list[Any]:
         raise InvalidInput([Problem(rule="format", path="/events", message=(
             "nothing in this session can be a Claude Code transcript: it holds no record"))], doc.session.id)
     return out
+
+
+def _incoherent(doc: ir.Document, exc: records.Incoherent) -> Problem:
+    """The warning of a session whose records no longer fit its events: where, and what it is
+    written as instead (its losses say the rest)."""
+    at = next((k for k, ev in enumerate(doc.events) if ev.id == exc.event_id), None)
+    pointer = NAMESPACE.replace("/", "~1")
+    path = f"/events/{at}/extensions/{pointer}" if at is not None else f"/{pointer}"
+    where = f"event {exc.event_id!r}: " if at is not None else ""
+    return Problem(rule="native-state", path=path, severity="warning", message=(
+        f"the transcript this session was read from no longer fits its events ({where}{exc.why}; edited "
+        "since?): it is written from its events, as a session read from elsewhere is, not record for record"))
