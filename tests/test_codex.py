@@ -389,6 +389,43 @@ def test_a_namespaced_call_names_its_tool_with_its_namespace(tmp_path: Path):
     assert codex_lines(doc) == [value for _, value in lines.records]
 
 
+_DEEP = "[" * 1000 + "]" * 1000  # deeper than any value the converter carries (docs/hostile-input.md)
+
+
+@pytest.mark.parametrize("arguments", ['{"a":' + _DEEP + "}", '{"n":12345678901234567890}'],
+                         ids=["nested-1000-deep", "integer-beyond-2^53"])
+def test_arguments_no_asif_value_holds_keep_their_line_as_it_is_with_a_loss(tmp_path: Path, arguments: str):
+    """An outside sweep found a call whose argument string nests 1000 deep ending in exit 3,
+    and one holding an integer beyond 2^53 refused for its output."""
+    path = _rollout(tmp_path, {**_call("a"), "arguments": arguments}, _output("a"))
+    result = convert(path, to="asif")
+    doc = json.loads(result.output)
+    [loss] = [x for x in result.losses if x.id.startswith("translation:unsafe-arguments")]
+    assert loss.kind == "dialect_not_applied" and "line 2" in loss.explanation
+    assert not [e for e in doc["events"] if e["kind"] == "tool_call"]
+    back = convert(result.output, to="codex").output
+    assert [json.loads(x) for x in back.splitlines()] == [json.loads(x) for x in path.read_bytes().splitlines()]
+
+
+def test_an_output_in_the_json_encoding_nested_too_deep_is_its_text(tmp_path: Path):
+    deep = '{"output":"ok","metadata":{"exit_code":0,"x":' + _DEEP + "}}"
+    path = _rollout(tmp_path, _call("a"), {**_output("a"), "output": deep})
+    result = convert(path, to="asif")
+    [shown] = [e["data"]["parts"][0]["text"] for e in json.loads(result.output)["events"] if e["kind"] == "tool_result"]
+    assert shown == deep
+    back = convert(result.output, to="codex").output
+    assert [json.loads(x) for x in back.splitlines()] == [json.loads(x) for x in path.read_bytes().splitlines()]
+
+
+def test_a_line_without_a_timestamp_comes_back_without_one(tmp_path: Path):
+    path = _rollout(tmp_path, _call("a"), _output("a"))
+    lines = [json.loads(x) for x in path.read_bytes().splitlines()]
+    del lines[1]["timestamp"]
+    path.write_bytes(encode(lines))
+    back = convert(convert(path, to="asif").output, to="codex").output
+    assert [json.loads(x) for x in back.splitlines()] == lines
+
+
 def test_the_codex_loss_kinds_are_known_to_fail_on(tmp_path: Path):
     out = tmp_path / "s.asif.json"
     result = _cli("convert", str(CORPUS / "codex" / "parallel.jsonl"), "--to", "asif", "-o", str(out),

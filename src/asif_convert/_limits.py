@@ -537,6 +537,23 @@ def json_in_text(text: str) -> Any:
     return value
 
 
+def beyond_safe_integers(value: Any) -> bool:
+    """Whether a JSON value holds an integer beyond ±(2^53 − 1), which ASIF forbids (a value
+    decoded from a document's string: the document's own limits never saw it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
+
+
 def _nests_deeper(value: Any, levels: int) -> bool:
     """Whether arrays and objects nest more than ``levels`` deep in ``value``, level by level."""
     layer = [value]

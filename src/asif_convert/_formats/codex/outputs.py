@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from asif_convert import ir
+from asif_convert._limits import beyond_safe_integers, json_in_text
 
 _EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$")
 _HEADER_LINES = 6  # the exit code is in the header, before "Output:"
@@ -30,11 +31,11 @@ def decode(output: str) -> tuple[str, Any, int | None]:
     """(the text, the JSON encoding's metadata or None, the exit code the string reports)."""
     if output.startswith('{"output":'):
         try:
-            value = json.loads(output)
+            value = json_in_text(output)  # (nested too deep, or a number beyond a double: plain text)
         except ValueError:
             value = None
         if isinstance(value, dict) and value.keys() == {"output", "metadata"} and isinstance(value["output"], str) \
-                and encode_json(value["output"], value["metadata"]) == output:
+                and not beyond_safe_integers(value) and encode_json(value["output"], value["metadata"]) == output:
             metadata = value["metadata"]
             code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             return value["output"], metadata, code if type(code) is int else None

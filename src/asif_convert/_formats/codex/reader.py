@@ -22,6 +22,7 @@ from asif_convert._dialects import difference, openai_responses
 from asif_convert._dialects.common import Pieces, Split
 from asif_convert._formats.codex import outputs
 from asif_convert._formats.codex.state import State
+from asif_convert._limits import NestedTooDeep, beyond_safe_integers
 from asif_convert._version import __version__
 from asif_convert.plugin import Context, Ledger, Lines, load_mapping
 
@@ -130,7 +131,15 @@ class Reader:
         given = item.get("role")
         role: str = (given if isinstance(given, str) else "unknown") if kind == "message" \
             else "tool" if kind in openai_responses.OUTPUTS else _CALL_ROLE
-        split = openai_responses.split(item, role, eid)
+        try:
+            split = openai_responses.split(item, role, eid)
+        except NestedTooDeep:
+            split = None
+        if split is None or any(map(beyond_safe_integers, (call.arguments for call in split.calls))):
+            # (arguments parsed from their string, which the input's limits never looked into)
+            self.kept.append([index, line])
+            self.ledger.add("+unsafe-arguments", about=f"line {number}")
+            return
         unpaired = self._unpaired(split)
         if unpaired is not None:  # ASIF pairs a result with one call, once: the line stays as it is
             self.kept.append([index, line])

@@ -132,6 +132,9 @@ def _line(codec: Any, group: list[ir.Event], resources: dict[str, Any], legacy: 
     wrapper = state.get("w")
     if isinstance(wrapper, dict):
         line.update(wrapper.get("extra") or {})
-        order = [k for k in wrapper.get("keys") or () if k in line]
+        keys = wrapper.get("keys") or ()
+        if keys and "timestamp" not in keys and time is None:  # (the line had none: not one of null)
+            del line["timestamp"]
+        order = [k for k in keys if k in line]
         line = {k: line[k] for k in [*order, *(k for k in line if k not in order)]}
     return line

@@ -36,7 +36,7 @@ from asif_convert._formats.continuity.coverage import coverage
 from asif_convert._formats.continuity.ordering import merge
 from asif_convert._formats.continuity.residual import Carried
 from asif_convert._ledger import Ledger
-from asif_convert._limits import MAX_SAFE_INTEGER, NestedTooDeep
+from asif_convert._limits import NestedTooDeep, beyond_safe_integers
 from asif_convert._validation.schemas import is_asif
 from asif_convert._version import __version__
 
@@ -353,7 +353,7 @@ class _Reader:
             return None
         if split is None:
             return None
-        if any(map(_beyond_safe_integers, (call.arguments for call in split.calls))):
+        if any(map(beyond_safe_integers, (call.arguments for call in split.calls))):
             # (arguments parsed from a string: the input's own limits never saw these numbers)
             self.ledger.add("+dialect-unsafe-integer", "event", eid)
             return None
@@ -812,22 +812,6 @@ def _latest_by_sequence(event_ids: list[str], seq_of: dict[str, Any]) -> tuple[l
         seqs.append(seq)
         last.append(event_ids[best])
     return seqs, last
-
-
-def _beyond_safe_integers(value: Any) -> bool:
-    """Whether a JSON value holds an integer beyond ±(2^53 − 1), which ASIF forbids."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is int:
-            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                return True
-        elif kind is dict:
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-    return False
 
 
 def _json_text(value: Any) -> str:
