@@ -372,6 +372,16 @@ def test_a_session_whose_records_no_longer_fit_its_events_is_written_from_its_ev
         b["id"] for r in out for b in r["message"]["content"] if b["type"] == "tool_use"}
 
 
+def test_arguments_that_are_not_an_object_reach_the_transcript_with_a_loss():
+    """A Codex freeform tool's text (apply_patch) was written as ``input: {}``, with no loss."""
+    result = convert(CORPUS / "codex" / "wrapped-2025-10.jsonl", to="claude-code")
+    patch = next(json.loads(line) for line in result.output.splitlines() if b'"apply_patch"' in line)
+    [block] = patch["message"]["content"]
+    assert block["input"]["input"].startswith("*** Begin Patch")
+    [loss] = [x for x in result.losses if x.kind == "arguments_adapted"]
+    assert len(loss.references) == 1
+
+
 def test_a_session_with_nothing_to_resume_is_refused_naming_the_input():
     only_meta = (CORPUS / "codex" / "hello.jsonl").read_bytes().splitlines()[0] + b"\n"
     with pytest.raises(InvalidInput) as exc:

@@ -152,11 +152,19 @@ class _Writer:
                 return
             self.written_calls.add(body.call_id)
             self.assistant(ev, [{"type": "tool_use", "id": body.call_id, "name": self._tool_name(body.tool_id),
-                                 "input": body.arguments if isinstance(body.arguments, dict) else {}}])
+                                 "input": self._input(body, ev)}])
         elif isinstance(body, ir.ToolResult):
             self.result(ev, body)
         else:
             self.ledger.add("events[]", "event", ev.id, about=ev.kind)
+
+    def _input(self, body: ir.ToolCall, ev: ir.Event) -> dict[str, Any]:
+        """A call's input: the Messages API takes an object. Arguments of another shape (a
+        freeform tool's text) are its ``input`` member; unknown ones (partial) an empty object."""
+        if isinstance(body.arguments, dict):
+            return body.arguments
+        self.ledger.add("events[].arguments", "event", ev.id)
+        return {} if body.arguments is None else {"input": body.arguments}
 
     def _tool_name(self, tool_id: str) -> str:
         tool = next((t for t in self.doc.tools if t.id == tool_id), None)
