@@ -390,6 +390,18 @@ def test_reasoning_travels_to_its_own_api_only():
         assert [loss.kind for loss in result.losses] == ["reasoning_dropped"]
 
 
+def test_a_reasoning_item_is_sent_with_the_members_the_api_takes_only():
+    """Codex records its own metadata beside a reasoning item it was given; the API refuses an
+    input item member it does not define."""
+    result = asif_convert.request(CORPUS_ASIF.parent / "codex" / "failing-command.jsonl", provider="openai-responses")
+    check_body("openai-responses", result.body)  # (the SDK's types declare every member sent)
+    [item] = [i for i in result.body["input"] if i["type"] == "reasoning"]
+    assert item.keys() <= {"type", "id", "summary", "content", "encrypted_content", "status"}
+    assert item["encrypted_content"]  # (what the API needs to continue its own reasoning)
+    [loss] = [x for x in result.losses if x.kind == "member_dropped"]
+    assert "internal_chat_message_metadata_passthrough" in loss.id
+
+
 def _selection(*inputs: Input) -> Selection:
     document = ir.Document(capture=ir.Capture(id="c", producer=ir.Producer(name="p", version="1"),
                                               consistency="unknown", boundary="b"), session=ir.Session(id="s"))

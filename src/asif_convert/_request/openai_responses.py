@@ -134,7 +134,7 @@ def _assistant(r: Renderer, i: Input) -> list[dict[str, Any]]:
     for p in i.parts:
         if reasoning_of(p) == NAME:
             assert isinstance(p, ir.StructuredPart) and isinstance(p.value, dict)
-            out.append(dict(p.value))
+            out.append(_reasoning_item(r, i, p.value))
         elif (blocks := native_blocks(p)) is not None:
             out += blocks
         elif isinstance(p, ir.ResourcePart):
@@ -142,6 +142,21 @@ def _assistant(r: Renderer, i: Input) -> list[dict[str, Any]]:
         elif (text := r.text(p, i, "an assistant message holds text only")) is not None:
             out.append({"type": "message", "role": "assistant", "content": text})
     return out
+
+
+# The members of a reasoning input item (the SDK's ResponseReasoningItemParam): the API refuses
+# others, such as the metadata Codex records beside the items it was given; and those of them
+# that take no null (Codex records a null ``content``: no content, said as the API says it).
+_REASONING_MEMBERS = frozenset(("type", "id", "summary", "content", "encrypted_content", "status"))
+_NOT_NULL = frozenset(("content", "status"))
+
+
+def _reasoning_item(r: Renderer, i: Input, item: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning item as recorded, but for the members the API does not take (each a loss)."""
+    for key in item.keys() - _REASONING_MEMBERS:
+        r.loss("member_dropped", f"reasoning.{key}", f"a reasoning item's {key!r} is not a member the API takes",
+               i.id)
+    return {k: v for k, v in item.items() if k in _REASONING_MEMBERS and not (v is None and k in _NOT_NULL)}
 
 
 def _content(r: Renderer, i: Input, prefix: str) -> list[dict[str, Any]]:
