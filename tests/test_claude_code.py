@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+import asif_convert
 from asif_convert import InvalidInput, Limits, convert
 from asif_convert._registry import get
 
@@ -310,6 +311,21 @@ def test_a_cut_last_line_of_a_subagent_file_is_a_warning_naming_that_file(tmp_pa
     [warning] = [w for w in result.warnings if w.rule == "truncated"]
     assert "/subagents/agent-" in warning.message
     assert any(x.kind == "truncated_input" for x in result.losses)
+
+
+def test_a_subagent_file_read_alone_continues_its_own_history():
+    """A transcript of sidechain records alone has an empty main line: its one history is the
+    active branch, which another agent's format writes (a Codex rollout of it was its header
+    alone) and request continues (it refused: two branches, none active)."""
+    agent_file = CORPUS / "claude-code" / "older-agent-file" / "agent-5f3a9c1e.jsonl"
+    doc = to_asif(agent_file)
+    [active] = [c["branch_id"] for c in doc["checkpoints"] if c["status"] == "active"]
+    assert active.startswith("sidechain:")
+    texts = [p["text"] for e in doc["events"] if e["kind"] == "message" for p in e["data"]["parts"]
+             if p["kind"] == "text"]
+    rollout = convert(agent_file, to="codex").output.decode()
+    assert texts and all(json.dumps(t)[1:-1] in rollout for t in texts)
+    assert asif_convert.request(agent_file, provider="anthropic-messages").body["messages"]
 
 
 # -- sessions of other formats, written for Claude Code --------------------------------------------

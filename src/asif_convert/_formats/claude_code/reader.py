@@ -587,10 +587,13 @@ def read(lines: Lines, ledger: Ledger, release: bool = False) -> ir.Document:
         tools=list(reader.tools.values()), resources=reader.resources, extras=extras,
         native={NAMESPACE: {"records": count}})
     # the branch --resume continues is the session's active one (what request continues); the
-    # others' state at their head is not recorded
+    # others' state at their head is not recorded. A transcript of sidechain records alone (a
+    # subagent's file read by itself) has an empty main line: its one history is the active one.
+    held = [b.id for b in branches if b.head_event_id]
+    active = "main" if "main" in held else held[0] if len(held) == 1 else None
     doc.checkpoints = [ir.Checkpoint(id=f"head:{b.id}", branch_id=b.id, at_event_id=b.head_event_id,
-                                     knowledge="derived", status="active" if b.id == "main" and b.head_event_id
-                                     else "unknown") for b in branches]
+                                     knowledge="derived", status="active" if b.id == active else "unknown")
+                       for b in branches]
     ledger.add("+checkpoints")
     doc.coverage = coverage(doc, cut=any(p.rule == CUT for p in lines.problems))
     reader.finish()
