@@ -313,6 +313,17 @@ def test_a_cut_last_line_of_a_subagent_file_is_a_warning_naming_that_file(tmp_pa
     assert any(x.kind == "truncated_input" for x in result.losses)
 
 
+def test_a_block_the_dialect_keeps_opaque_is_a_loss_naming_its_event():
+    lines = SESSIONS["tools"].read_bytes().splitlines()
+    k, rec = next((k, json.loads(x)) for k, x in enumerate(lines) if json.loads(x).get("type") == "assistant")
+    rec["message"]["content"].append({"type": "hologram", "frames": 3})
+    lines[k] = json.dumps(rec).encode()
+    result = convert(b"\n".join(lines) + b"\n", to="asif")
+    [loss] = [x for x in result.losses if x.kind == "dialect_opaque"]
+    assert "hologram" in loss.explanation and [r.id for r in loss.references] == [rec["uuid"]]
+    assert records(convert(result.output, to="claude-code").output)[k] == rec  # (still exact)
+
+
 def test_a_subagent_file_read_alone_continues_its_own_history():
     """A transcript of sidechain records alone has an empty main line: its one history is the
     active branch, which another agent's format writes (a Codex rollout of it was its header

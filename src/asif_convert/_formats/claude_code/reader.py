@@ -239,6 +239,7 @@ class Reader:
         for result in split.results:
             ids.append(self._result(result, values[-1], first["uuid"], execution).id)
         self._usage(first, ids[0] if ids else None)  # (before its records are rendered: they repeat it)
+        self._opaque(split, ids)
         self._finish_group(owner, members, values, split, ids)
 
     def _finish_group(self, owner: int, members: list[int], values: list[dict[str, Any]], split: Split,
@@ -291,6 +292,7 @@ class Reader:
         content = v["message"]["content"]
         options: dict[str, Any] = {}
         exact = isinstance(content, str)  # (a string renders back as itself)
+        split: Split | None = None
         if exact:
             parts: list[ir.Part] | None = [ir.TextPart(text=content)]
             results: list[Any] = []
@@ -326,9 +328,17 @@ class Reader:
             ids.append(self._result(result, v, v["uuid"]).id)
         if not ids:
             self._empty(v)
+        elif split is not None:
+            self._opaque(split, ids)
         home = records.Home(r=[records.Slot(n=n, f=self.file)], g=len(self.events) - owner - 1, o=options)
         self._settle(home, [content] if exact else None)
         self._node(v["uuid"], v, n, ids, prompt=prompt)
+
+    def _opaque(self, split: Split, ids: list[str]) -> None:
+        """A loss for each block the dialect kept opaque (a type unknown today, or a known one
+        not of its known shape): its event holds it verbatim, and ASIF readers see only JSON."""
+        for kind in split.opaque:
+            self.ledger.add("+dialect-opaque-block", "event", ids[0], about=kind)
 
     def _empty(self, v: dict[str, Any]) -> str:
         """A user record with no content: an empty message."""
