@@ -29,14 +29,18 @@ def test_readme_corpus_file_exists():
     assert (ROOT / path).is_file()
 
 
-def test_readme_library_example_runs():
-    """The README's Python example, run as written on a bundled export."""
+def test_readme_library_examples_run_as_written(tmp_path, monkeypatch):
+    """The README's Python examples, run as written (no name given to them: one used a name it
+    never defined) in a folder holding a bundled export as the file they name."""
     blocks = re.findall(r"```python\n(.+?)\n```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
-    assert blocks, "the README shows a library example"
-    data = (ROOT / "corpus" / "continuity" / "03-anthropic-tools.json").read_bytes()
-    scope: dict = {"data": data}
-    exec(compile(blocks[0], "README.md", "exec"), scope)
-    assert scope["session_bytes"].startswith(b"{") and isinstance(scope["losses"], list)
+    assert len(blocks) >= 2, "the README shows its library examples"
+    (tmp_path / "export.json").write_bytes((ROOT / "corpus" / "continuity" / "03-anthropic-tools.json").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    scopes: list[dict] = [{}, {}]
+    for block, scope in zip(blocks, scopes, strict=False):
+        exec(compile(block, "README.md", "exec"), scope)
+    assert scopes[0]["session_bytes"].startswith(b"{") and isinstance(scopes[0]["losses"], list)
+    assert (tmp_path / "session.asif.json").is_file()
 
 
 def test_docs_links_resolve():
