@@ -144,6 +144,21 @@ def _fresh(doc: ir.Document, ctx: Any) -> list[Any]:
     return fresh.write(doc, ctx, cwd="/work/project")
 
 
+def test_a_new_rollout_keeps_a_freeform_call_and_names_the_lines_it_does_not_write():
+    """A rollout handed off to a new one (written from its events): the freeform apply_patch
+    call was a function_call of a JSON string, and the lines kept outside the events went
+    unsaid (the reading's loss said they were kept)."""
+    ctx = new_context(Options())
+    doc = CODEX.read(lines_of((CORPUS / "codex" / "wrapped-2025-10.jsonl").read_bytes()), ctx)
+    items = [line["payload"] for line in _fresh(doc, ctx)[1:]]
+    [call] = [i for i in items if i.get("name") == "apply_patch"]
+    assert call["type"] == "custom_tool_call" and call["input"].startswith("*** Begin Patch")
+    assert [i["type"] for i in items if i.get("call_id") == call["call_id"]] == ["custom_tool_call",
+                                                                                "custom_tool_call_output"]
+    [kept] = [x for x in ctx.losses() if x.id.startswith("translation:kept-lines")]
+    assert kept.kind == "dropped" and str(len(doc.native["codex/1"]["kept"])) in kept.id
+
+
 @pytest.mark.parametrize("path", CONTINUITY_FILES, ids=lambda p: p.stem)
 def test_a_continuity_session_becomes_a_rollout_codex_accepts(path: Path):
     ctx = new_context(Options())

@@ -18,6 +18,7 @@ from asif_convert import ir
 from asif_convert._codec import codec_for
 from asif_convert._dialects import openai_responses
 from asif_convert._dialects.common import REASONING, Pieces
+from asif_convert._formats.codex.reader import NAMESPACE
 from asif_convert._version import __version__
 from asif_convert.plugin import Context, Ledger, load_mapping
 
@@ -84,11 +85,15 @@ class Fresh:
         self.cwd = cwd
         self.lines: list[Any] = []
         self.time = EPOCH
+        self.custom: set[str] = set()  # the calls written as custom tool calls (their outputs follow suit)
 
     def write(self) -> list[Any]:
         events = history(self.doc)
         if len(self.doc.branches) > 1:
             self.ledger.add("branches")
+        kept = (self.doc.native.get(NAMESPACE) or {}).get("kept") if self.doc.native else None
+        if isinstance(kept, list) and kept:  # (a rollout read before: its lines that are no events)
+            self.ledger.add("kept-lines", about=f"{len(kept)} line(s)")
         known = [ev.time for ev in events if isinstance(ev.time, str)]
         self.time = known[0] if known else EPOCH
         self.ledger.add("session_meta")
@@ -117,13 +122,18 @@ class Fresh:
                 self.ledger.add("unanswered-call", "event", ev.id)
             if body.arguments_status != "complete":
                 self.ledger.add("partial-arguments", "event", ev.id)
+            if isinstance(body.arguments, str):  # a freeform tool's text (Codex's apply_patch): its own item
+                self.custom.add(body.call_id)
+                return [{"type": "custom_tool_call", "call_id": body.call_id, "name": body.tool_id,
+                         "input": body.arguments}]
             return [{"type": "function_call", "name": body.tool_id,
                      "arguments": json.dumps(body.arguments, ensure_ascii=False), "call_id": body.call_id}]
         if isinstance(body, ir.ToolResult):
             if body.call_id not in calls:
                 self.ledger.add("orphan-result", "event", ev.id)
                 return []
-            return [{"type": "function_call_output", "call_id": body.call_id, "output": self._output(ev, body)}]
+            kind = "custom_tool_call_output" if body.call_id in self.custom else "function_call_output"
+            return [{"type": kind, "call_id": body.call_id, "output": self._output(ev, body)}]
         self.ledger.add("event", "event", ev.id, about=body.KIND)
         return []
 
