@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 import asif_convert
-from asif_convert import InvalidInput, Limits, convert
+from asif_convert import InvalidInput, Limits, Options, convert
 from asif_convert._registry import get
 
 from .agents.claude import jsonl_values
@@ -311,6 +311,21 @@ def test_a_cut_last_line_of_a_subagent_file_is_a_warning_naming_that_file(tmp_pa
     [warning] = [w for w in result.warnings if w.rule == "truncated"]
     assert "/subagents/agent-" in warning.message
     assert any(x.kind == "truncated_input" for x in result.losses)
+
+
+def test_a_parent_that_names_no_record_is_a_warning_at_its_line():
+    lines = SESSIONS["tools"].read_bytes().splitlines()
+    k = next(k for k, x in enumerate(lines) if k > 3 and isinstance(json.loads(x).get("parentUuid"), str))
+    rec = json.loads(lines[k])
+    rec["parentUuid"] = "no-such-record"
+    lines[k] = json.dumps(rec).encode()
+    data = b"\n".join(lines) + b"\n"
+    [warning] = [w for w in convert(data, to="asif").warnings if w.rule == "parent-chain"]
+    assert warning.line == k + 1 and warning.severity == "warning" and "no-such-record" in warning.message
+    with pytest.raises(InvalidInput):
+        convert(data, to="asif", options=Options(strict=True))
+    for path in SESSIONS.values():  # (the client's own transcripts, subagent files with them: none)
+        assert not [w for w in convert(path, to="asif").warnings if w.rule == "parent-chain"]
 
 
 def test_a_block_the_dialect_keeps_opaque_is_a_loss_naming_its_event():

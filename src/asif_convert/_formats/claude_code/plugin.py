@@ -41,7 +41,7 @@ class ClaudeCodeFormat:
             problems.append(Problem(rule="schema", path="", message=(
                 "no complete record: the transcript is empty" if not lines.problems else
                 "no complete record: nothing but its cut or broken lines")))
-        return problems
+        return problems + _broken_chain(lines)
 
     def companions(self, file_name: str, lines: Lines) -> tuple[list[str], list[str]]:
         """The files that belong with a session (its subagents' transcripts): folders to list, files to read."""
@@ -72,3 +72,20 @@ class ClaudeCodeFormat:
 
 
 FORMAT = ClaudeCodeFormat()
+
+
+def _broken_chain(lines: Lines) -> list[Problem]:
+    """A warning for the first record whose ``parentUuid`` names no record of the file (an edited
+    or spliced transcript): ``claude --resume`` follows the chain only back to it, so the records
+    before are not part of the history it continues (another branch of the session)."""
+    uuids = {v["uuid"] for _, v in lines.records if isinstance(v, dict) and isinstance(v.get("uuid"), str)}
+    for line, v in lines.records:
+        parent = v.get("parentUuid") if isinstance(v, dict) else None
+        if isinstance(parent, str) and parent not in uuids:
+            others = sum(1 for _, w in lines.records if isinstance(w, dict) and isinstance(w.get("parentUuid"), str)
+                         and w["parentUuid"] not in uuids) - 1
+            more = f" ({others} other record(s) too)" if others else ""
+            return [Problem(rule="parent-chain", path="/parentUuid", line=line, severity="warning", message=(
+                f"parentUuid {parent!r} names no record of this transcript{more}: the history Claude Code "
+                "continues starts here, the records before it are another branch"))]
+    return []
