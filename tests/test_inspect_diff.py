@@ -120,8 +120,26 @@ def test_diff_compares_files_of_json_lines_line_by_line(tmp_path, fmt):
     assert [(c["path"], c["change"]) for c in out["changes"]] == [([3, "timestamp"], "changed")]
     human = invoke("diff", source, changed)
     assert human.exit_code == 1 and "1 differences" in human.stdout, human.output
-    assert "\n  line 3\n    timestamp: " in human.stdout, human.stdout
+    assert "\n  record 3 (line 3)\n    timestamp: " in human.stdout, human.stdout
     assert invoke("diff", source, source).exit_code == 0
+
+
+def test_diff_of_json_lines_counts_records_not_lines_and_says_what_it_did_not_compare(tmp_path):
+    """Blank lines made every later line a difference; numbers were sorted as text (line 10
+    before line 2); a cut last line was left out without a word."""
+    source = next((CORPUS / "claude-code" / "tools").glob("*.jsonl"))
+    lines = source.read_bytes().splitlines()
+    for k in (1, 11):
+        value = json.loads(lines[k])
+        value["x"] = k
+        lines[k] = json.dumps(value).encode()
+    changed = tmp_path / "changed.jsonl"
+    changed.write_bytes(b"\n".join([lines[0], b"", *lines[1:]]) + b'\n{"cut')
+    out = json.loads(invoke("diff", source, changed, "--json").stdout)
+    assert [c["path"] for c in out["changes"]] == [[2, "x"], [12, "x"]]  # (records, in their order)
+    assert out["not_compared"] == {str(changed): [len(lines) + 2]}
+    human = invoke("diff", source, changed)
+    assert "record 2 (line 2; 3 in B)" in human.stdout and "not compared: line" in human.stderr
 
 
 def test_diff_refuses_two_formats(tmp_path):

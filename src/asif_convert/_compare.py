@@ -24,9 +24,19 @@ RECORD_KEYS = {
 
 
 def comparable(raw: Any) -> Any:
-    """A decoded input as it is compared: a file of JSON Lines as its lines by their number (so a
-    difference names its line), a document as it is."""
-    return {number: value for number, value in raw.records} if isinstance(raw, Lines) else raw
+    """A decoded input as it is compared: a file of JSON Lines as its records by their number
+    (1-based: blank lines, and lines that are no record, do not count, so that the same records
+    spaced otherwise are equal; ``record_lines`` says where each is), a document as it is."""
+    return {k: value for k, (_, value) in enumerate(raw.records, 1)} if isinstance(raw, Lines) else raw
+
+
+def record_lines(raw: Any) -> dict[int, int]:
+    """Of a file of JSON Lines, the line of each record by its number (``comparable``'s keys)."""
+    return {k: line for k, (line, _) in enumerate(raw.records, 1)} if isinstance(raw, Lines) else {}
+
+
+def _step(step: Any) -> tuple[int, int, str]:
+    return (0, step, "") if isinstance(step, int) else (1, 0, str(step))  # (numbers in their order)
 
 
 def keyed(doc: dict[str, Any], fmt: str) -> dict[str, Any]:
@@ -64,5 +74,5 @@ def differences(a: dict[str, Any], b: dict[str, Any], fmt: str) -> list[dict[str
             if change != "removed":
                 row["new"] = item.t2
             out.append(row)
-    out.sort(key=lambda r: [str(s) for s in r["path"]])
+    out.sort(key=lambda r: [_step(s) for s in r["path"]])
     return out

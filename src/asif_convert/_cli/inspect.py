@@ -25,9 +25,10 @@ from asif_convert._cli.common import (
     problem_lines,
     stdin_once,
 )
-from asif_convert._compare import RECORD_KEYS, comparable, differences
+from asif_convert._compare import RECORD_KEYS, comparable, differences, record_lines
 from asif_convert._errors import EXIT_USAGE
 from asif_convert._limits import Limits
+from asif_convert._lines import Lines
 from asif_convert._pipeline import convert, load
 from asif_convert._summary import group_losses, summarize
 from asif_convert.plugin import Options
@@ -73,29 +74,37 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", parser=path_text,
     name_a, name_b = input_name(a), input_name(b)
 
     def run() -> None:
-        (raw_a, fmt_a), (raw_b, fmt_b) = (_load(p, limits) for p in (a, b))
+        (raw_a, fmt_a, lines_a), (raw_b, fmt_b, lines_b) = (_load(p, limits) for p in (a, b))
         if fmt_a.name != fmt_b.name:
             typer.echo(f"error: {name_a} is {fmt_a.name} but {name_b} is {fmt_b.name}; diff compares documents of one "
                        "format (convert one first)", err=True)
             raise typer.Exit(EXIT_USAGE)
         if raw_a != raw_b:  # equal documents need no structural comparison (which recurses per level)
             changes.extend(differences(raw_a, raw_b, fmt_a.name))
+        skipped = {name: lines.problems for name, lines in ((name_a, lines_a), (name_b, lines_b))
+                   if lines is not None and lines.problems}
         if as_json:
-            sys.stdout.buffer.write(jsonio.encode({"equal": not changes, "format": fmt_a.name, "changes": changes}))
+            sys.stdout.buffer.write(jsonio.encode({"equal": not changes, "format": fmt_a.name, "changes": changes,
+                                                   **({"not_compared": {name: [p.line for p in found] for name, found
+                                                                        in skipped.items()}} if skipped else {})}))
         elif not changes:
             _out.print("no differences")
         else:
-            _print_tree(changes, fmt_a.name, f"{name_a} → {name_b}: {len(changes)} differences")
+            where = (record_lines(lines_a), record_lines(lines_b))
+            _print_tree(changes, fmt_a.name, f"{name_a} → {name_b}: {len(changes)} differences", where)
+        for name, found in skipped.items():  # (what is no record is not compared: said, never silent)
+            typer.echo(f"note: {name}: {len(found)} line(s) that are no record, not compared: "
+                       + ", ".join(f"line {p.line}" for p in found), err=True)
 
     guard(run)
     if changes:
         raise typer.Exit(1)
 
 
-def _load(path: str, limits: Limits) -> tuple[Any, Any]:
+def _load(path: str, limits: Limits) -> tuple[Any, Any, Lines | None]:
     data, name = jsonio.read_input(path, limits)
     raw, fmt = load(data, name=name, limits=limits)
-    return comparable(raw), fmt
+    return comparable(raw), fmt, raw if isinstance(raw, Lines) else None
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -164,16 +173,18 @@ def _print_losses(title: str, losses: dict[str, Any]) -> None:
     _out.print(table)
 
 
-def _print_tree(changes: list[dict[str, Any]], fmt: str, title: str) -> None:
+def _print_tree(changes: list[dict[str, Any]], fmt: str, title: str,
+                where: tuple[dict[int, int], dict[int, int]] = ({}, {})) -> None:
     """Differences grouped by collection and record: a record collection's path starts with the
-    collection and the record id."""
+    collection and the record id; a file of JSON Lines', with the record's number and its line
+    in each file."""
     typer.echo(title)
     records = RECORD_KEYS.get(fmt, {})
     shown: set[tuple] = set()
     for change in changes:
         path = change["path"]
-        if path and isinstance(path[0], int):  # a file of JSON Lines: its lines by number
-            path = [f"line {path[0]}", *path[1:]]
+        if path and isinstance(path[0], int):
+            path = [_record(path[0], *where), *path[1:]]
         head = path[:2] if path and path[0] in records and len(path) > 2 else path[:1] if len(path) > 1 else []
         for depth in range(1, len(head) + 1):
             if tuple(head[:depth]) not in shown:
@@ -181,6 +192,13 @@ def _print_tree(changes: list[dict[str, Any]], fmt: str, title: str) -> None:
                 typer.echo("  " * depth + str(head[depth - 1]))
         rest = "/".join(map(str, path[len(head):]))
         typer.echo("  " * (len(head) + 1) + f"{rest}: {_describe(change)}")
+
+
+def _record(k: int, lines_a: dict[int, int], lines_b: dict[int, int]) -> str:
+    """Record ``k`` of two files of JSON Lines, with its line in each (one, where they agree)."""
+    a, b = lines_a.get(k), lines_b.get(k)
+    return f"record {k} (line {a})" if a == b or b is None else f"record {k} (line {b} of B)" if a is None \
+        else f"record {k} (line {a}; {b} in B)"
 
 
 def _describe(change: dict[str, Any]) -> str:
