@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from asif_convert import ir
@@ -41,7 +42,7 @@ class ClaudeCodeFormat:
             problems.append(Problem(rule="schema", path="", message=(
                 "no complete record: the transcript is empty" if not lines.problems else
                 "no complete record: nothing but its cut or broken lines")))
-        return problems + _broken_chain(lines)
+        return problems or _broken_chain(lines)  # (a record that is no object refuses the file already)
 
     def companions(self, file_name: str, lines: Lines) -> tuple[list[str], list[str]]:
         """The files that belong with a session (its subagents' transcripts): folders to list, files to read."""
@@ -77,15 +78,22 @@ FORMAT = ClaudeCodeFormat()
 def _broken_chain(lines: Lines) -> list[Problem]:
     """A warning for the first record whose ``parentUuid`` names no record of the file (an edited
     or spliced transcript): ``claude --resume`` follows the chain only back to it, so the records
-    before are not part of the history it continues (another branch of the session)."""
-    uuids = {v["uuid"] for _, v in lines.records if isinstance(v, dict) and isinstance(v.get("uuid"), str)}
-    for line, v in lines.records:
-        parent = v.get("parentUuid") if isinstance(v, dict) else None
-        if isinstance(parent, str) and parent not in uuids:
-            others = sum(1 for _, w in lines.records if isinstance(w, dict) and isinstance(w.get("parentUuid"), str)
-                         and w["parentUuid"] not in uuids) - 1
-            more = f" ({others} other record(s) too)" if others else ""
-            return [Problem(rule="parent-chain", path="/parentUuid", line=line, severity="warning", message=(
-                f"parentUuid {parent!r} names no record of this transcript{more}: the history Claude Code "
-                "continues starts here, the records before it are another branch"))]
-    return []
+    before are not part of the history it continues (another branch of the session). Every
+    record is an object here; the sets are made in C (any member may be any JSON value)."""
+    values = [v for _, v in lines.records]
+    try:
+        uuids = set(map(dict.get, values, repeat("uuid")))
+        named = set(map(dict.get, values, repeat("parentUuid")))
+    except TypeError:  # (a uuid or parent that is an array or object: found one at a time)
+        uuids = {u for v in values if isinstance(u := v.get("uuid"), str)}
+        named = {p for v in values if isinstance(p := v.get("parentUuid"), str)}
+    dangling = {p for p in named - uuids if isinstance(p, str)}
+    if not dangling:
+        return []
+    at = [(line, v["parentUuid"]) for line, v in lines.records if isinstance(v.get("parentUuid"), str)
+          and v["parentUuid"] in dangling]
+    line, parent = at[0]
+    more = f" ({len(at) - 1} other record(s) too)" if len(at) > 1 else ""
+    return [Problem(rule="parent-chain", path="/parentUuid", line=line, severity="warning", message=(
+        f"parentUuid {parent!r} names no record of this transcript{more}: the history Claude Code "
+        "continues starts here, the records before it are another branch"))]
