@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from asif_convert import convert, ir
+from asif_convert import InvalidInput, convert, ir
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.codex import FORMAT as CODEX
 from asif_convert._formats.codex import fresh
@@ -420,6 +420,15 @@ def test_arguments_no_asif_value_holds_keep_their_line_as_it_is_with_a_loss(tmp_
     assert not [e for e in doc["events"] if e["kind"] == "tool_call"]
     back = convert(result.output, to="codex").output
     assert [json.loads(x) for x in back.splitlines()] == [json.loads(x) for x in path.read_bytes().splitlines()]
+
+
+def test_an_output_line_beyond_the_limits_is_named_as_the_outputs_not_as_an_input_line(tmp_path: Path):
+    """It said "line 4: ...: in the output: ...", which reads as line 4 of the input."""
+    path = _rollout(tmp_path, {**_call("a"), "arguments": '{"a":' + "[" * 300 + "]" * 300 + "}"}, _output("a"))
+    with pytest.raises(InvalidInput) as caught:
+        convert(path, to="claude-code")
+    [problem] = caught.value.problems
+    assert problem.line is None and "in the output's line " in problem.message and "--max-depth" in problem.message
 
 
 def test_an_output_in_the_json_encoding_nested_too_deep_is_its_text(tmp_path: Path):

@@ -142,8 +142,9 @@ def encode_lines(values: Iterable[Any], limits: Limits, source: str) -> bytes:
         line = _encoder.encode(value)
         try:
             check_output(line, value, limits, source)
-        except InvalidInput as exc:
-            raise InvalidInput([at_line(p, number) for p in exc.problems], source) from None
+        except InvalidInput as exc:  # (the output's line: not one of the input, which ``line`` would say)
+            raise InvalidInput([msgspec.structs.replace(p, message=p.message.replace(
+                "in the output:", f"in the output's line {number}:", 1)) for p in exc.problems], source) from None
         out.append(line)
     out.append(b"")
     return b"\n".join(out)
