@@ -127,7 +127,11 @@ def test_detection_takes_both_generations_and_nothing_else():
 
 def test_a_rollout_without_a_session_id_is_refused_with_its_line():
     problems = CODEX.validate(lines_of(b'{"timestamp":"t","type":"session_meta","payload":{"cwd":"/"}}\n'))
-    assert [(p.line, p.path) for p in problems] == [(1, "/payload/id")]
+    assert [(p.line, p.path) for p in problems] == [(1, "/payload/id")] and "is missing" in problems[0].message
+    for value, said in ((7, "a number"), ([], "an array"), (True, "a boolean"), ("", "empty")):
+        meta = {"timestamp": "t", "type": "session_meta", "payload": {"id": value, "cwd": "/"}}
+        [problem] = CODEX.validate(lines_of(json.dumps(meta).encode() + b"\n"))
+        assert f"the session id is {said}" in problem.message  # (it said "missing")
 
 
 def test_each_broken_line_of_a_rollout_is_reported_once():

@@ -16,6 +16,10 @@ from asif_convert.plugin import Context, Lines, MappingTable, Problem, load_mapp
 __all__ = ["FORMAT", "CodexFormat"]
 
 
+_JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object",
+               type(None): "null"}
+
+
 class CodexFormat:
     name = "codex"
     description = "Codex CLI rollout (JSONL under $CODEX_HOME/sessions/)"
@@ -45,8 +49,10 @@ class CodexFormat:
             return problems
         meta = first["payload"] if gen == "rollout" else first
         if not (isinstance(meta.get("id"), str) and meta["id"]):
+            found = "missing" if "id" not in meta else "empty" if meta["id"] == "" else \
+                f"{_JSON_TYPES.get(type(meta['id']), 'another value')}, not a string"
             problems.append(Problem(rule="schema", path="/payload/id" if gen == "rollout" else "/id", line=number,
-                                    message="the session id is missing: expected a non-empty string"))
+                                    message=f"the session id is {found}: expected a non-empty string"))
         return problems
 
     def record_lines(self, doc: ir.Document, lines: Lines) -> dict[str, int]:
