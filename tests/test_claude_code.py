@@ -313,6 +313,18 @@ def test_a_cut_last_line_of_a_subagent_file_is_a_warning_naming_that_file(tmp_pa
     assert any(x.kind == "truncated_input" for x in result.losses)
 
 
+def test_a_transcript_given_as_one_json_array_is_refused_saying_what_it_is(tmp_path):
+    records = [json.loads(x) for x in SESSIONS["tools"].read_bytes().splitlines()]
+    path = tmp_path / "array.jsonl"
+    path.write_text(json.dumps(records))
+    with pytest.raises(InvalidInput) as caught:
+        convert(path, to="asif")
+    assert "claude-code, codex" in caught.value.problems[0].message  # (it named the document formats only)
+    with pytest.raises(InvalidInput) as caught:
+        convert(path, to="asif", source="claude-code")
+    assert caught.value.problems[0].message.endswith("but the input is one JSON array")
+
+
 def test_a_parent_that_names_no_record_is_a_warning_at_its_line():
     lines = SESSIONS["tools"].read_bytes().splitlines()
     k = next(k for k, x in enumerate(lines) if k > 3 and isinstance(json.loads(x).get("parentUuid"), str))

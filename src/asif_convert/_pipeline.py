@@ -347,7 +347,8 @@ def format_of(raw: Any, source: str | None, name: str) -> Format:
         fmt = get(source)
         if lines != (shape(fmt) == "lines"):  # (a parsed document, forced into a format of lines)
             raise InvalidInput([Problem(rule="format", path="", message=(
-                f"expected {fmt.description}, which is JSON Lines: pass its bytes, text or path"))], name)
+                f"expected {fmt.description}: one JSON record per line, but the input is one JSON "
+                f"{_KINDS.get(type(raw), 'number')}"))], name)
         if not fmt.detect(raw.first() if lines else raw):
             other = detect(raw)
             if other is not None and other.name != fmt.name:
@@ -369,13 +370,18 @@ def _unknown_lines(lines: Lines) -> Problem:
         f"JSON Lines of no installed format; expected one of: {known}"))
 
 
+_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+
+
 def _not_an_object(raw: Any, expected: str) -> Problem:
     kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(raw), "a number")
     return Problem(rule="format", path="", message=f"the document is {kind}, not an object; {expected}")
 
 
 def _unknown_format(raw: Any) -> Problem:
-    expected = "expected an agent-continuity export (format: agent-continuity-export) or an ASIF session (asif_version)"
+    lines = ", ".join(f.name for f in registry().values() if shape(f) == "lines")
+    expected = ("expected an agent-continuity export (format: agent-continuity-export) or an ASIF session "
+                "(asif_version)" + (f", or JSON Lines of one record per line ({lines})" if lines else ""))
     if not isinstance(raw, dict):
         return _not_an_object(raw, expected)
     if "format" in raw:
