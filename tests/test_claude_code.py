@@ -313,6 +313,26 @@ def test_a_cut_last_line_of_a_subagent_file_is_a_warning_naming_that_file(tmp_pa
     assert any(x.kind == "truncated_input" for x in result.losses)
 
 
+def test_a_response_of_server_results_alone_over_several_records_comes_back_whole():
+    """Its records were rendered as one user record's: all but the first were lost on the way back."""
+    envelope = {"isSidechain": False, "userType": "external", "cwd": "/p", "sessionId": "s1", "version": "2.1.0"}
+
+    def piece(uuid: str, parent: str, mid: str, block: dict) -> dict:
+        return {**envelope, "parentUuid": parent, "type": "assistant", "uuid": uuid, "timestamp": f"2026-01-01T{uuid}",
+                "message": {"id": mid, "type": "message", "role": "assistant", "model": "claude", "content": [block],
+                            "stop_reason": None, "stop_sequence": None}}
+
+    search = [{"type": "server_tool_use", "id": f"srv{k}", "name": "web_search", "input": {}} for k in (1, 2)]
+    found = [{"type": "web_search_tool_result", "tool_use_id": f"srv{k}", "content": []} for k in (1, 2)]
+    recs = [{**envelope, "parentUuid": None, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "q"}},
+            piece("a1", "u1", "m1", search[0]), piece("a2", "a1", "m1", search[1]),
+            piece("a3", "a2", "m2", found[0]), piece("a4", "a3", "m2", found[1])]
+    doc = convert(b"".join(json.dumps(r).encode() + b"\n" for r in recs), to="asif").output
+    assert get("asif").validate(json.loads(doc)) == []
+    result = convert(doc, to="claude-code")
+    assert records(result.output) == recs and not result.warnings
+
+
 def test_a_transcript_given_as_one_json_array_is_refused_saying_what_it_is(tmp_path):
     records = [json.loads(x) for x in SESSIONS["tools"].read_bytes().splitlines()]
     path = tmp_path / "array.jsonl"

@@ -201,16 +201,17 @@ def partials(home: Home, members: list[ir.Event], index: Index, contents: list[A
     """The records of one group, as its events say them. ``contents``, when the dialect vouches
     that rendering the group's pieces gives back its records' contents as they were (an exact
     split), are those contents, one per record: taken as the rendering instead of making it.
-    ``check`` (a document to write): raise :class:`Incoherent` when the response's blocks are
-    not as many as its records held (a part removed or added since)."""
+    ``check`` (a document to write): raise :class:`Incoherent` when the group's records no
+    longer fit its events (a response's blocks not as many as its records held: a part removed
+    or added since; several records for a record kept as it is)."""
     first = members[0]
     body = first.body
-    if len(home.r) > 1 and (isinstance(body, ir.Extension) or role_of(first) == "user"):
+    if check and len(home.r) > 1 and isinstance(body, ir.Extension):
         raise Incoherent(first.id, "a record's events hold more than one record")
     if isinstance(body, ir.Extension):
         return [Partial(n=home.r[0].n, f=home.r[0].f, kind=_record_type(body), message=None, uuid=None, time=None,
                         verbatim=body.value, diff=home.r[0].d)]
-    said, role = _said(first), role_of(first)
+    said, role = _said(first), _role(first, home)
     results = [ev.body for ev in members if isinstance(ev.body, ir.ToolResult)]
     if contents is None or role != said:
         blocks = _rendered(role, members, index, home.o)
@@ -238,11 +239,14 @@ def _said(first: ir.Event) -> str:
         else "user"
 
 
-def role_of(first: ir.Event) -> str:
-    """The role of the records a group's first event stands for. (A subagent's prompt, said by
-    the main agent, is rendered as the agent's turn: the differences stored with earlier
-    sessions were taken from that rendering.)"""
-    return "assistant" if first.actor_id == "claude" and not isinstance(first.body, ir.Note) else _said(first)
+def _role(first: ir.Event, home: Home) -> str:
+    """The role of the records a group's first event stands for: a model response's over
+    several records (one of server results alone too: its first event is a result); a
+    subagent's prompt, said by the main agent, too (the differences stored with earlier
+    sessions were taken from that rendering)."""
+    if len(home.r) > 1 or first.actor_id == "claude" and not isinstance(first.body, ir.Note):
+        return "assistant"
+    return _said(first)
 
 
 def _rendered(role: str, members: list[ir.Event], index: Index, options: dict[str, Any]) -> list[Any]:
