@@ -333,6 +333,21 @@ def test_a_response_of_server_results_alone_over_several_records_comes_back_whol
     assert records(result.output) == recs and not result.warnings
 
 
+@pytest.mark.parametrize("content", [[], [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]],
+                         ids=["empty", "two-blocks"])
+def test_a_subagents_prompt_of_any_number_of_blocks_comes_back_record_for_record(content):
+    """A subagent's prompt is rendered as the agent's turn; its record's block count (a user
+    record's, which says nothing) made the writer think the session edited: it was written anew."""
+    lines = SESSIONS["older-inline-sidechain"].read_bytes().splitlines()
+    k, rec = next((k, json.loads(x)) for k, x in enumerate(lines)
+                  if json.loads(x).get("isSidechain") is True and json.loads(x).get("type") == "user")
+    rec["message"]["content"] = content
+    lines[k] = json.dumps(rec).encode()
+    doc = convert(b"\n".join(lines) + b"\n", to="asif").output
+    result = convert(doc, to="claude-code")
+    assert not result.warnings and records(result.output) == [json.loads(x) for x in lines]
+
+
 def test_a_transcript_given_as_one_json_array_is_refused_saying_what_it_is(tmp_path):
     records = [json.loads(x) for x in SESSIONS["tools"].read_bytes().splitlines()]
     path = tmp_path / "array.jsonl"

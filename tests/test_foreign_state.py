@@ -542,3 +542,20 @@ def test_a_foreign_line_state_is_not_followed_and_a_warning_names_it():
     assert warning.severity == "warning" and warning.path == f"/events/{edited[0]}/extensions/codex~11"
     assert repr(doc["events"][edited[0]]["id"]) in warning.message and "1 other line" in warning.message
     assert len(written.output.splitlines()) == len(AGENT_FILES["codex"].read_bytes().splitlines())
+
+
+@pytest.mark.parametrize("value", ["x", 1, [1], True, None])
+@pytest.mark.parametrize("target", ["codex", "claude-code"])
+def test_a_native_state_of_another_shape_at_the_root_or_the_session_is_data(value, target):
+    """An outside sweep found both agent writers reading a session-level ``agent-continuity/1``
+    (the active branch a continuity export names) and a root ``codex/1`` (a rollout's kept lines)
+    as objects whatever they were: exit 3."""
+    doc = json.loads(convert(ROOT / "corpus" / "continuity" / "05-forks.json", to="asif").output)
+    assert len(doc["branches"]) > 1  # (the branch the session names is looked up then)
+    doc["session"]["agent-continuity/1"] = value
+    doc["codex/1"] = value
+    try:
+        written = convert(json.dumps(doc).encode(), to=target)
+    except InvalidInput:
+        return
+    assert written.output.strip()

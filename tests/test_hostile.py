@@ -440,6 +440,22 @@ def test_a_first_line_nested_deeper_than_a_decoder_recurses(tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+def _at_depth(frames: int, call):
+    """``call()`` made ``frames`` Python frames deeper (a library caller's own stack)."""
+    return call() if frames == 0 else _at_depth(frames - 1, call)
+
+
+@pytest.mark.parametrize("frames", [0, 15, 40])
+def test_a_line_nested_about_as_deep_as_the_encoder_goes_is_refused_never_a_crash(frames):
+    """An outside sweep: a line nested about 977 deep decoded, then overflowed the encoder that
+    makes the digest (RecursionError, exit 3), depending on the caller's stack."""
+    head = b'{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}\n'
+    for depth in range(940, 1001, 3):
+        data = head + b'{"v":' + b"[" * depth + b"]" * depth + b"}\n"
+        with pytest.raises(InvalidInput):
+            _at_depth(frames, lambda data=data: convert(data, to="asif"))
+
+
 # -- encodings -----------------------------------------------------------------------------------
 
 

@@ -79,7 +79,11 @@ def decode_lines(data: bytes, name: str = "<input>", limits: Limits | None = Non
                 break
         pieces[index] = b""  # (let each line's bytes go once decoded)
     if not broken:
-        digest, colons = (None, 0) if limits.trusted else _digest_and_colons(values)
+        try:
+            digest, colons = (None, 0) if limits.trusted else _digest_and_colons(values)
+        except RecursionError:  # (a line nested deeper than encoding it can go: checked on its own below)
+            digest, broken = None, True
+    if not broken:
         if lines_within_limits(data, values, limits, colons):  # one pass over them all
             return Lines(records=list(zip(numbers, values, strict=True)), problems=[], name=name, digest=digest)
     del values

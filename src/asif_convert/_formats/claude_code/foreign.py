@@ -57,7 +57,8 @@ def active_branch(doc: ir.Document) -> ir.Branch | None:
     if len(doc.branches) <= 1:
         return doc.branches[0] if doc.branches else None
     by_id = {b.id: b for b in doc.branches}
-    named = doc.session.native.get(_CONTINUITY, {}).get("active_branch_id") if doc.session.native else None
+    state = doc.session.native.get(_CONTINUITY) if doc.session.native else None
+    named = state.get("active_branch_id") if isinstance(state, dict) else None  # (a value of any shape: data)
     if isinstance(named, str) and named in by_id:
         return by_id[named]
     heads = {b.id: b.head_event_id for b in doc.branches}

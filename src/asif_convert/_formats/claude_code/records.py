@@ -219,7 +219,8 @@ def partials(home: Home, members: list[ir.Event], index: Index, contents: list[A
         if role == "user" and home.o.get("str") and len(blocks) == 1 and blocks[0].get("type") == "text":
             content = blocks[0]["text"]
         starts = [0, *accumulate(slot.b for slot in home.r)]  # each record's first block among the group's
-        if check and role == "assistant" and starts[-1] != len(blocks):  # (else records take others' blocks)
+        # (a response's records held its blocks by count; a user record's count says nothing)
+        if check and (said == "assistant" or len(home.r) > 1) and starts[-1] != len(blocks):
             raise Incoherent(first.id, f"its records held {starts[-1]} blocks, its events give {len(blocks)}")
         contents = [content] if role == "user" else [blocks[a:b] for a, b in pairwise(starts)]
     if role == "user":

@@ -42,7 +42,8 @@ def selected_branch(doc: ir.Document) -> ir.Branch | None:
     if len(doc.branches) <= 1:
         return doc.branches[0] if doc.branches else None
     by_id = {b.id: b for b in doc.branches}
-    named = doc.session.native.get(CONTINUITY, {}).get("active_branch_id")
+    state = doc.session.native.get(CONTINUITY) if doc.session.native else None
+    named = state.get("active_branch_id") if isinstance(state, dict) else None  # (a value of any shape: data)
     if isinstance(named, str) and named in by_id:
         return by_id[named]
     active = sorted({c.branch_id for c in doc.checkpoints if c.status == "active" and c.branch_id in by_id
@@ -91,7 +92,8 @@ class Fresh:
         events = history(self.doc)
         if len(self.doc.branches) > 1:
             self.ledger.add("branches")
-        kept = (self.doc.native.get(NAMESPACE) or {}).get("kept") if self.doc.native else None
+        state = self.doc.native.get(NAMESPACE) if self.doc.native else None
+        kept = state.get("kept") if isinstance(state, dict) else None  # (a value of any shape: data)
         if isinstance(kept, list) and kept:  # (a rollout read before: its lines that are no events)
             self.ledger.add("kept-lines", about=f"{len(kept)} line(s)")
         known = [ev.time for ev in events if isinstance(ev.time, str)]
