@@ -10,8 +10,8 @@ import json
 import pytest
 
 from asif_convert import InvalidInput, convert
-from asif_convert._formats.claude_code.foreign import active_branch
 from asif_convert._pipeline import load_session
+from asif_convert.ir import continued_branch
 
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES
 
@@ -36,7 +36,7 @@ def test_the_client_resumes_what_was_written_and_losses_name_the_rest(path, clau
     assert sent == _blocks(written)
 
     doc = load_session(path.read_bytes())
-    branch = active_branch(doc)
+    branch = continued_branch(doc)
     assert branch is not None
     by_id = {e.id: e for e in doc.events}
     named = {ref.id for loss in result.losses for ref in loss.references or ()}

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from asif_convert import ir
 from asif_convert._cli.app import app
-from asif_convert._formats.claude_code.foreign import active_branch
 from asif_convert._formats.codex import fresh
 from asif_convert._handoff import Handoff, handoff, new_id
 from asif_convert._pipeline import load_session
+from asif_convert.ir import continued_branch
 from tests.agents import codex as codex_client
 from tests.agents.judge import arrived
 from tests.conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
@@ -31,7 +31,7 @@ OTHERS = [*CONTINUITY_FILES[1:5], *(p for p in ASIF_EXAMPLES if p.stem in (
 
 
 def _claude_history(doc: ir.Document) -> list[ir.Event]:
-    branch = active_branch(doc)
+    branch = continued_branch(doc)
     by_id = {ev.id: ev for ev in doc.events}
     return [by_id[e] for e in branch.event_ids if e in by_id] if branch else list(doc.events)
 

@@ -608,6 +608,38 @@ class Document(Node, kw_only=True):
     extras: dict[str, Json] = {}
 
 
+# --- which branch a continuation takes ---------------------------------------------------------
+
+# Where the continuity format's reader keeps the export's own session fields (its active branch)
+CONTINUITY_NAMESPACE = "agent-continuity/1"
+
+
+def active_branch(doc: Document) -> Branch | None:
+    """The branch the session says a continuation takes: the only one; else the one its source
+    names active (a continuity export's ``active_branch_id``); else the only one whose head
+    checkpoint is ``active``. None when it says none of several: the caller chooses (the agent
+    formats' writers take ``continued_branch``, ``request`` asks for one)."""
+    by_id: dict[str, Branch] = {}
+    for b in doc.branches:
+        by_id.setdefault(b.id, b)
+    if len(by_id) <= 1:
+        return next(iter(by_id.values()), None)
+    state = doc.session.native.get(CONTINUITY_NAMESPACE) if doc.session.native else None
+    named = state.get("active_branch_id") if isinstance(state, dict) else None  # (any JSON value: data)
+    if isinstance(named, str) and named in by_id:
+        return by_id[named]
+    active = {c.branch_id for c in doc.checkpoints if c.status == "active" and c.branch_id in by_id
+              and c.at_event_id == by_id[c.branch_id].head_event_id}
+    return by_id[active.pop()] if len(active) == 1 else None
+
+
+def continued_branch(doc: Document) -> Branch | None:
+    """The branch a session written for an agent continues: the active one, else ``main``, else
+    the first (None for a session without branches)."""
+    return active_branch(doc) or next((b for b in doc.branches if b.id == "main"), None) or \
+        next(iter(doc.branches), None)
+
+
 # --- building a session -----------------------------------------------------------------------
 
 # The participant each role's events are attributed to, and its kind, when an importer names none.

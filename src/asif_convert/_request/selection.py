@@ -25,7 +25,6 @@ PERMISSIVE_SCHEMA: dict[str, Any] = {"type": "object"}
 # Event kinds with no model input of their own and no meaning a request loses: lifecycle,
 # bookkeeping and explanation (a note "carries no execution meaning").
 _SILENT = frozenset({"execution_transition", "configuration_change", "context_checkpoint", "note"})
-_CONTINUITY = "agent-continuity/1"  # the continuity format's namespace: where its reader keeps the export's own fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,17 +141,9 @@ class _Selector:
                 raise self.refuse("/branches", f"there is no branch '{branch}'; known branches: "
                                   f"{_listed(self.branches)}")
             return branch
-        if len(self.branches) == 1:
-            return next(iter(self.branches))
-        recorded = self.doc.session.native.get(_CONTINUITY)  # any JSON value: a document may be edited
-        named = recorded.get("active_branch_id") if isinstance(recorded, dict) else None
-        if isinstance(named, str) and named in self.branches:
-            return named
-        heads = {b.id: b.head_event_id for _, b in self.branches.values()}
-        active = sorted({c.branch_id for c in self.doc.checkpoints
-                         if c.status == "active" and c.branch_id in heads and c.at_event_id == heads[c.branch_id]})
-        if len(active) == 1:
-            return active[0]
+        active = ir.active_branch(self.doc)
+        if active is not None:
+            return active.id
         if not self.branches:
             raise self.refuse("/branches", "the session has no branch to continue")
         raise self.refuse("/branches", f"the session has {len(self.branches)} branches and none is the active one "

@@ -24,7 +24,6 @@ from asif_convert._formats.claude_code.records import TOOL_USE_RESULT
 from asif_convert._ledger import Ledger
 
 EPOCH = "1970-01-01T00:00:00.000Z"
-_CONTINUITY = "agent-continuity/1"  # the continuity format's namespace: where its reader keeps active_branch_id
 SYNTHETIC_MODEL = "<synthetic>"
 _ANTHROPIC_PARTS = (REASONING, anthropic.SEARCH_RESULT)
 
@@ -48,25 +47,6 @@ def session_uuid(session_id: str) -> str:
         return str(uuid.UUID(session_id))
     except ValueError:
         return _uuid("session", session_id)
-
-
-def active_branch(doc: ir.Document) -> ir.Branch | None:
-    """The branch to continue, as ``request`` chooses it: the only one; the one the source names
-    active (a continuity export's ``active_branch_id``); the only one whose head checkpoint is
-    active; else ``main``, else the first."""
-    if len(doc.branches) <= 1:
-        return doc.branches[0] if doc.branches else None
-    by_id = {b.id: b for b in doc.branches}
-    state = doc.session.native.get(_CONTINUITY) if doc.session.native else None
-    named = state.get("active_branch_id") if isinstance(state, dict) else None  # (a value of any shape: data)
-    if isinstance(named, str) and named in by_id:
-        return by_id[named]
-    heads = {b.id: b.head_event_id for b in doc.branches}
-    active = sorted({c.branch_id for c in doc.checkpoints
-                     if c.status == "active" and c.branch_id in heads and c.at_event_id == heads[c.branch_id]})
-    if len(active) == 1:
-        return by_id[active[0]]
-    return by_id.get("main") or doc.branches[0]
 
 
 class _Writer:
@@ -192,7 +172,7 @@ class _Writer:
 
 
 def write(doc: ir.Document, ledger: Ledger) -> list[dict[str, Any]]:
-    branch = active_branch(doc)
+    branch = ir.continued_branch(doc)
     written = set(branch.event_ids) if branch is not None else set()
     for b in doc.branches:
         if branch is not None and b.id != branch.id:

@@ -26,7 +26,6 @@ TABLE_PATH = Path(__file__).with_name("asif-to-codex.toml")
 EPOCH = "1970-01-01T00:00:00.000Z"
 ERROR_LINE = "The tool reported an error."
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-CONTINUITY = "agent-continuity/1"  # the namespace where a continuity export names its active branch
 _ROLES = {"user": "user", "assistant": "assistant", "developer": "developer", "system": "developer"}
 
 
@@ -35,29 +34,11 @@ def session_uuid(session_id: str) -> str:
     return session_id if _UUID.match(session_id) else str(uuid.uuid5(uuid.NAMESPACE_URL, f"asif:{session_id}"))
 
 
-def selected_branch(doc: ir.Document) -> ir.Branch | None:
-    """The branch a new rollout continues, chosen as ``request`` chooses it: the only one; else
-    the one the source names active (a continuity export's ``active_branch_id``); else the only
-    one whose head checkpoint is ``active``; else ``main``, else the first."""
-    if len(doc.branches) <= 1:
-        return doc.branches[0] if doc.branches else None
-    by_id = {b.id: b for b in doc.branches}
-    state = doc.session.native.get(CONTINUITY) if doc.session.native else None
-    named = state.get("active_branch_id") if isinstance(state, dict) else None  # (a value of any shape: data)
-    if isinstance(named, str) and named in by_id:
-        return by_id[named]
-    active = sorted({c.branch_id for c in doc.checkpoints if c.status == "active" and c.branch_id in by_id
-                     and c.at_event_id == by_id[c.branch_id].head_event_id})
-    if len(active) == 1:
-        return by_id[active[0]]
-    return by_id.get("main", doc.branches[0])
-
-
 def history(doc: ir.Document) -> list[ir.Event]:
     """The selected branch's events in order, with what it inherits from the branch it forked
     from (up to the fork point)."""
     by_id = {ev.id: ev for ev in doc.events}
-    selected = selected_branch(doc)
+    selected = ir.continued_branch(doc)
     if selected is None:
         return list(doc.events)
     branches = {b.id: b for b in doc.branches}
