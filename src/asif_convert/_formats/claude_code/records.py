@@ -117,17 +117,19 @@ class _Recorded(msgspec.Struct):
     records: _Count
 
 
-def check_coherent(doc: ir.Document) -> None:
-    """Raise :class:`Incoherent` unless every home has the shape the reader writes, each
-    group's events are its own (none has a home of its own), and the homes give every record of
-    the session's file, and of each companion file, exactly once: a record derives its envelope
-    and parent from the one before it, so one that is gone changes every record after it. (An
-    event without a home, added since, is no record: it is not written, and said.)"""
+def coherent_groups(doc: ir.Document) -> list[tuple[Home, list[ir.Event]]]:
+    """Each event with records and the events of its group (as ``groups``), once it is sure
+    they still fit: raise :class:`Incoherent` unless every home has the shape the reader writes,
+    each group's events are its own (none has a home of its own), and the homes give every
+    record of the session's file, and of each companion file, exactly once: a record derives
+    its envelope and parent from the one before it, so one that is gone changes every record
+    after it. (An event without a home, added since, is no record: it is not written, and said.)"""
     try:
         count = _convert(doc.native.get(NAMESPACE), _Recorded).records
     except msgspec.ValidationError:
         raise Incoherent("", "its record count is not a count") from None
     owners: dict[str | None, dict[int, str]] = {None: {}}  # file -> record -> the event holding it
+    out: list[tuple[Home, list[ir.Event]]] = []
     events, i = doc.events, 0
     while i < len(events):
         ev = events[i]
@@ -145,6 +147,7 @@ def check_coherent(doc: ir.Document) -> None:
             if slot.n in held:
                 raise Incoherent(ev.id, f"record {slot.n} is given twice")
             held[slot.n] = ev.id
+        out.append((home, events[i:i + 1 + home.g]))
         i += 1 + home.g
     for f, held in owners.items():
         expected = count if f is None else max(held) + 1
@@ -154,6 +157,7 @@ def check_coherent(doc: ir.Document) -> None:
             where = held[min(after)] if after else ""
             what = f"record {missing}" if missing is not None else f"a record past the {expected} it held"
             raise Incoherent(where, f"{what} of {f or 'the transcript'} is no longer in the session")
+    return out
 
 
 class Partial(msgspec.Struct):
@@ -405,12 +409,12 @@ def in_file_order(batches: Iterable[list[Partial]]) -> Iterator[Partial]:
     yield from order.rest()
 
 
-def render(doc: ir.Document) -> list[tuple[int, Any]]:
-    """Every record of the session's own file its events stand for, with its position, in file
-    order (the records of its companion files are not part of it)."""
+def render(doc: ir.Document, grouped: list[tuple[Home, list[ir.Event]]]) -> list[tuple[int, Any]]:
+    """Every record of the session's own file its events stand for (``grouped``: its
+    ``coherent_groups``), with its position, in file order (the records of its companion files
+    are not part of it)."""
     index = Index(doc)
-    batches = (partials(home, members, index, check=True) for home, members in groups(doc.events)
-               if home.r[0].f is None)
+    batches = (partials(home, members, index, check=True) for home, members in grouped if home.r[0].f is None)
     envelope = Envelope()
     out = []
     for p in in_file_order(batches):

@@ -18,13 +18,13 @@ def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem]) -> list[Any
     if NAMESPACE not in doc.native:
         return foreign.write(doc, ledger)
     try:
-        records.check_coherent(doc)
-        out = [record for _, record in records.render(doc)]  # read from Claude Code: its records
+        grouped = records.coherent_groups(doc)
+        out = [record for _, record in records.render(doc, grouped)]  # read from Claude Code: its records
     except records.Incoherent as exc:
         warnings.append(_incoherent(doc, exc))
         return foreign.write(doc, ledger)
     written: set[str] = set()
-    for home, group in records.groups(doc.events):
+    for home, group in grouped:
         written.update(m.id for m in group)
         if home.r[0].f is not None:  # a subagent's own file
             ledger.add("records[].companion", "event", group[0].id, about=home.r[0].f)
