@@ -156,3 +156,24 @@ def test_batch_to_continuity_names_the_files_of_a_package(tmp_path):
     [line] = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
     assert line["not_carried"] == sorted(_path_files(example))
     assert line["losses"]["file_not_carried"] == 2
+
+
+@pytest.mark.parametrize("to", ["claude-code", "codex"])
+def test_an_agents_transcript_carries_the_files_inline_when_told_where_they_are(tmp_path, to):
+    """An agent's transcript is one file: the image the session names by path reaches it inline
+    (base64), with the folder given; without it, the part is left out and a loss names the file."""
+    import base64
+
+    from asif_convert import Options, convert
+
+    source = ASSETS / "image-and-document.session.json"
+    image = (ASSETS / "assets" / "color-grid.png").read_bytes()
+    carried = convert(source, to=to, options=Options(artifacts_root=ASSETS))
+    assert base64.b64encode(image).decode() in carried.output.decode()
+    assert not [x for x in carried.losses if x.kind == "file_not_carried"]
+    if to == "claude-code":  # a document keeps its name as its title (what the model is shown of it)
+        assert b'"title":"meeting-notes.pdf"' in carried.output
+    bare = convert(source, to=to)
+    assert base64.b64encode(image).decode() not in bare.output.decode()
+    assert {ref.id for x in bare.losses if x.kind == "file_not_carried" for ref in x.references} == {"image",
+                                                                                                   "document"}

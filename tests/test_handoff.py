@@ -17,7 +17,7 @@ from asif_convert import ir
 from asif_convert._cli.app import app
 from asif_convert._formats.codex import fresh
 from asif_convert._handoff import Handoff, handoff, new_id
-from asif_convert._pipeline import load_session
+from asif_convert._pipeline import convert, load_session
 from asif_convert.ir import continued_branch
 from tests.agents import codex as codex_client
 from tests.agents.judge import arrived
@@ -243,3 +243,32 @@ def test_a_chosen_session_id_names_the_file(tmp_path: Path):
     done = handoff(CORPUS / "claude-code" / "tools" / "74065a23-6f82-500a-981f-470694a8a047.jsonl", "codex",
                    cwd=tmp_path, env={"HOME": str(tmp_path)}, session_id=sid)
     assert done.session_id == sid and done.path.name.endswith(f"-{sid}.jsonl")
+
+
+@pytest.mark.parametrize(("path", "to", "namespace"), [
+    (CORPUS / "codex" / "image.jsonl", "claude-code", "codex/1"),
+    (CORPUS / "claude-code" / "tools" / "74065a23-6f82-500a-981f-470694a8a047.jsonl", "codex", "claude-code/1"),
+])
+def test_the_other_agents_state_left_behind_is_a_loss_naming_its_events(path: Path, to: str, namespace: str):
+    """What one agent's format kept of its lines (Codex's item ids and an image's ``detail``,
+    Claude Code's record envelopes) has no place in the other's: each event written without it
+    is named, under its namespace."""
+    doc = load_session(path)
+    result = convert(path, to=to)
+    [loss] = [x for x in result.losses if x.id.endswith(f":{namespace}")]
+    assert loss.scope == "native" and namespace in loss.explanation
+    named = [ref.id for ref in loss.references]
+    holding = {ev.id for ev in doc.events if namespace in ev.native}
+    assert named and set(named) <= holding
+    if namespace == "codex/1":  # the image output whose detail only codex/1 held
+        [output] = [ev for ev in doc.events if isinstance(ev.body, ir.ToolResult) and ev.body.call_id == "call_img"]
+        assert "detail" in json.dumps(output.native) and output.id in named
+
+
+def test_an_asif_session_with_a_vendors_extensions_names_them_when_written_for_an_agent():
+    doc = json.loads((CORPUS / "asif" / "tool-call-completed.session.json").read_text())
+    doc["events"][0].setdefault("extensions", {})["x-vendor/1"] = {"note": "kept by a vendor"}
+    for to in ("claude-code", "codex"):
+        result = convert(json.dumps(doc).encode(), to=to)
+        [loss] = [x for x in result.losses if x.id.endswith(":x-vendor/1")]
+        assert [ref.id for ref in loss.references] == [doc["events"][0]["id"]]

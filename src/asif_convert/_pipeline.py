@@ -465,9 +465,9 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
         doc.resources.append(source_doc)
         if isinstance(source_doc.path, str) and input_bytes is not None:
             files[source_doc.path] = input_bytes
-    ctx.embedded = files
     wanted = _wanted(doc.resources) if not package else {}
     files, not_carried = _files_at_hand(wanted, files, ctx.files)
+    ctx.embedded = files
     artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
     write_streamed = getattr(dst, "write_streamed", None)
     streamed = False  # whether the output went to the sink

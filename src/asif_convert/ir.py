@@ -13,6 +13,8 @@ Optional fields default to ``UNSET`` so that "absent" and ``null`` stay differen
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -638,6 +640,28 @@ def continued_branch(doc: Document) -> Branch | None:
     the first (None for a session without branches)."""
     return active_branch(doc) or next((b for b in doc.branches if b.id == "main"), None) or \
         next(iter(doc.branches), None)
+
+
+def with_bytes(res: Resource, files: Mapping[str, bytes]) -> Resource:
+    """``res``, when it embeds a file by path whose bytes are in ``files`` (what the folder the
+    user named gave), with those bytes inline as base64 ``data``: for a format whose output is
+    one file and carries no other beside it (an agent's transcript). ``res`` itself otherwise."""
+    if res.availability != "embedded" or not isinstance(res.path, str) or res.path not in files \
+            or isinstance(res.data, str) or isinstance(res.text, str):
+        return res
+    return msgspec.structs.replace(res, data=base64.b64encode(files[res.path]).decode("ascii"))
+
+
+def extensions_held(events: Iterable[Event], own: str) -> dict[str, list[str]]:
+    """The namespaces of the extensions ``events`` hold besides ``own`` (another format's native
+    state, a vendor's annotations), each with the ids of the events that hold it, in order:
+    what a writer of the format whose namespace is ``own`` has no place for."""
+    held: dict[str, list[str]] = {}
+    for ev in events:
+        for namespace in (*ev.native, *(ev.annotations or ())):
+            if namespace != own:
+                held.setdefault(namespace, []).append(ev.id)
+    return held
 
 
 # --- building a session -----------------------------------------------------------------------

@@ -237,8 +237,8 @@ def _tell_files(result: Result, artifacts_written: bool, on_loss: str) -> None:
             err(f"  note: {loss.explanation.partition(': ')[2]}")
     if result.artifacts and not artifacts_written:
         names = ", ".join(sorted(result.artifacts)[:5]) + (", ..." if len(result.artifacts) > 5 else "")
-        err(f"  note: {len(result.artifacts)} embedded files were not written ({names}): give --artifacts-out DIR "
-            "to write them")
+        err(f"  note: {len(result.artifacts)} embedded files were not written as files of their own ({names}): "
+            "give --artifacts-out DIR to write them")
 
 
 def _other_format(exc: WrongFormat, input_path: str, to: str, command: str) -> str:

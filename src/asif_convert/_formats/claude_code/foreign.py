@@ -11,6 +11,7 @@ reasoning without Claude's signature, a blank text (the API refuses it), a part 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -19,7 +20,7 @@ from asif_convert import ir
 from asif_convert._dialects import REASONING, anthropic
 from asif_convert._dialects.common import Pieces
 from asif_convert._errors import InvalidInput, Problem
-from asif_convert._formats.claude_code import media
+from asif_convert._formats.claude_code import NAMESPACE, media
 from asif_convert._formats.claude_code.records import TOOL_USE_RESULT
 from asif_convert._ledger import Ledger
 
@@ -50,15 +51,16 @@ def session_uuid(session_id: str) -> str:
 
 
 class _Writer:
-    def __init__(self, doc: ir.Document, ledger: Ledger) -> None:
+    def __init__(self, doc: ir.Document, ledger: Ledger, files: Mapping[str, bytes]) -> None:
         self.doc, self.ledger = doc, ledger
         self.session = session_uuid(doc.session.id)
-        self.resource_of = {r.id: r for r in doc.resources}
+        self.resource_of = {r.id: ir.with_bytes(r, files) for r in doc.resources}
         self.executions = {x.id: x for x in doc.executions}
         self.out: list[dict[str, Any]] = []
         self.parent: str | None = None
         self.turn: str | None = None  # the message id of the assistant turn being written
         self.written_calls: set[str] = set()
+        self.wrote: set[str] = set()  # the events with a record
 
     def record(self, kind: str, message: dict[str, Any], ev: ir.Event, k: int = 0) -> dict[str, Any]:
         rid = _uuid(self.doc.session.id, ev.id, str(k))
@@ -67,6 +69,7 @@ class _Writer:
         if isinstance(ev.time, str):
             rec["timestamp"] = ev.time
         self.out.append(rec)
+        self.wrote.add(ev.id)
         self.parent = rid
         return rec
 
@@ -171,7 +174,7 @@ class _Writer:
             rec["toolUseResult"] = structured
 
 
-def write(doc: ir.Document, ledger: Ledger) -> list[dict[str, Any]]:
+def write(doc: ir.Document, ledger: Ledger, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
     branch = ir.continued_branch(doc)
     written = set(branch.event_ids) if branch is not None else set()
     for b in doc.branches:
@@ -188,7 +191,7 @@ def write(doc: ir.Document, ledger: Ledger) -> list[dict[str, Any]]:
         if isinstance(ev.body, ir.ToolCall) and latest[ev.body.call_id] != ev.id:
             ledger.add("events[]", "event", ev.id, about="superseded tool_call")
     events = [ev for ev in events if not isinstance(ev.body, ir.ToolCall) or latest[ev.body.call_id] == ev.id]
-    writer = _Writer(doc, ledger)
+    writer = _Writer(doc, ledger, files)
     if writer.session != doc.session.id or events:
         ledger.add("events[].id")
     for ev in events:
@@ -199,7 +202,16 @@ def write(doc: ir.Document, ledger: Ledger) -> list[dict[str, Any]]:
             f"nothing in this session can be a Claude Code transcript: {where} holds no message, call or result "
             "Claude Code could resume"))], doc.session.id)
     _timestamp_the_leaf(writer.out, ledger, events)
+    name_extensions([ev for ev in events if ev.id in writer.wrote], ledger)
     return writer.out
+
+
+def name_extensions(written: list[ir.Event], ledger: Ledger) -> None:
+    """A loss for each namespace of extensions the written events hold besides claude-code/1 (a
+    record has no place for them), naming the events."""
+    for namespace, event_ids in ir.extensions_held(written, NAMESPACE).items():
+        for event_id in event_ids:
+            ledger.add("events[].extensions", "event", event_id, about=namespace)
 
 
 def _timestamp_the_leaf(out: list[dict[str, Any]], ledger: Ledger, events: list[ir.Event]) -> None:

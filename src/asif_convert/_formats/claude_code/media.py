@@ -14,7 +14,16 @@ PDF = "application/pdf"
 
 
 def block(res: ir.Resource | None) -> tuple[dict[str, Any] | None, str]:
-    """The block, and what was adapted (""), or None and why it has none."""
+    """The block, and what was adapted (""), or None and why it has none. A document keeps its
+    resource's name as its title (what the model is shown of it; an image block has no name)."""
+    made, adapted = _block(res)
+    if made is not None and made["type"] == "document" and res is not None and isinstance(res.name, str) \
+            and res.name.strip():
+        made["title"] = res.name
+    return made, adapted
+
+
+def _block(res: ir.Resource | None) -> tuple[dict[str, Any] | None, str]:
     if res is None:
         return None, "its resource is not in the session"
     mt = res.media_type

@@ -69,7 +69,7 @@ class ClaudeCodeFormat:
         return reader.read(lines, ctx.ledger(TABLE), release=ctx.release_input)
 
     def write(self, doc: ir.Document, ctx: Context) -> list[Any]:
-        return writer.write(doc, ctx.ledger(TABLE), ctx.warnings)
+        return writer.write(doc, ctx.ledger(TABLE), ctx.warnings, ctx.embedded)
 
 
 FORMAT = ClaudeCodeFormat()

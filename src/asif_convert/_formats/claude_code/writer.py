@@ -6,6 +6,7 @@ is one read from Claude Code whose records no longer fit its events (an edited d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from asif_convert import ir
@@ -14,20 +15,25 @@ from asif_convert._formats.claude_code import NAMESPACE, foreign, records
 from asif_convert._ledger import Ledger
 
 
-def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem]) -> list[Any]:
+def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem],
+          files: Mapping[str, bytes] | None = None) -> list[Any]:
+    """``files``: the bytes of the files the session embeds by path, where the user's folder gave
+    them (a transcript written from the session's events carries them inline)."""
+    files = files or {}
     if NAMESPACE not in doc.native:
-        return foreign.write(doc, ledger)
+        return foreign.write(doc, ledger, files)
     try:
         grouped = records.coherent_groups(doc)
         out = [record for _, record in records.render(doc, grouped)]  # read from Claude Code: its records
     except records.Incoherent as exc:
         warnings.append(_incoherent(doc, exc))
-        return foreign.write(doc, ledger)
+        return foreign.write(doc, ledger, files)
     written: set[str] = set()
     for home, group in grouped:
         written.update(m.id for m in group)
         if home.r[0].f is not None:  # a subagent's own file
             ledger.add("records[].companion", "event", group[0].id, about=home.r[0].f)
+    foreign.name_extensions([ev for ev in doc.events if ev.id in written], ledger)
     for ev in doc.events:
         if ev.id not in written:  # added since: it has no record
             ledger.add("events[].unwritten", "event", ev.id)

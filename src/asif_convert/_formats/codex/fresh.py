@@ -60,7 +60,7 @@ class Fresh:
         self.doc = doc
         self.codec = codec_for(ctx.namespaces)
         self.ledger: Ledger = ctx.ledger(load_mapping(TABLE_PATH))
-        self.resources = {r.id: self.codec.dump(r) for r in doc.resources}
+        self.resources = {r.id: self.codec.dump(ir.with_bytes(r, ctx.embedded)) for r in doc.resources}
         self.sid = session_id or session_uuid(doc.session.id)
         if session_id is None and self.sid != doc.session.id:
             self.ledger.add("session.id")
@@ -85,15 +85,20 @@ class Fresh:
         self.lines.append({"timestamp": self.time, "type": "session_meta", "payload": meta})
         calls = {ev.body.call_id for ev in events if isinstance(ev.body, ir.ToolCall)}
         answered = {ev.body.call_id for ev in events if isinstance(ev.body, ir.ToolResult)}
+        written = []
         for ev in events:
             if isinstance(ev.time, str):
                 self.time = ev.time
             elif known:
                 self.ledger.add("time", "event", ev.id)
-            for item in self._items(ev, calls, answered):
+            items = self._items(ev, calls, answered)
+            if items:
+                written.append(ev)
+            for item in items:
                 self.lines.append({"timestamp": self.time, "type": "response_item", "payload": item})
         if not known:
             self.ledger.add("time")
+        name_extensions(written, self.ledger)
         return self.lines
 
     def _items(self, ev: ir.Event, calls: set[str], answered: set[str]) -> list[dict[str, Any]]:
@@ -155,6 +160,14 @@ class Fresh:
         res = self.resources.get(part.resource_id)
         return isinstance(res, dict) and str(res.get("media_type", "")).startswith("image/") \
             and isinstance(res.get("data"), str)
+
+
+def name_extensions(written: list[ir.Event], ledger: Ledger) -> None:
+    """A loss for each namespace of extensions the written events hold besides codex/1 (a rollout
+    line has no place for them), naming the events."""
+    for namespace, event_ids in ir.extensions_held(written, NAMESPACE).items():
+        for event_id in event_ids:
+            ledger.add("extensions", "event", event_id, about=namespace)
 
 
 def write(doc: ir.Document, ctx: Context, session_id: str | None = None, cwd: str | None = None) -> list[Any]:

@@ -21,7 +21,7 @@ from asif_convert._dialects.difference import Difference
 from asif_convert._errors import Problem
 from asif_convert._formats.codex import fresh
 from asif_convert._formats.codex.reader import NAMESPACE, generation, render_item
-from asif_convert.plugin import Context
+from asif_convert.plugin import Context, load_mapping
 
 
 def write(doc: ir.Document, ctx: Context) -> list[Any]:
@@ -77,6 +77,8 @@ def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
             continue
         out.append(_line(codec, group, resources, legacy, state or {}))
     out += [_line(codec, group, resources, legacy, state or {}) for group, state in groups]  # items added after reading
+    if ir.extensions_held((ev for group in listed for ev in group), NAMESPACE):
+        fresh.name_extensions([ev for group in listed for ev in group], ctx.ledger(load_mapping(fresh.TABLE_PATH)))
     return out
 
 
