@@ -461,6 +461,35 @@ def test_a_session_whose_records_no_longer_fit_its_events_is_written_from_its_ev
         b["id"] for r in out for b in r["message"]["content"] if b["type"] == "tool_use"}
 
 
+def test_strict_refuses_a_session_whose_records_no_longer_fit_its_events():
+    doc = to_asif(SESSIONS["tools"])
+    _edit(doc, "a part removed")
+    with pytest.raises(InvalidInput) as refused:
+        convert(json.dumps(doc).encode(), to="claude-code", options=Options(strict=True))
+    assert [p.rule for p in refused.value.problems] == ["native-state"]
+
+
+def test_a_write_back_the_client_cannot_resume_is_said():
+    """An edit that took away the events' times and executions is followed (the records are
+    what the document says), and a warning says the client cannot resume the result: it hangs
+    on an assistant record with no model, and finds no conversation without the leaf's time."""
+    doc = to_asif(SESSIONS["tools"])
+    assert not [w for w in convert(json.dumps(doc).encode(), to="claude-code").warnings if w.rule == "resume"]
+    for ev in doc["events"]:
+        ev.pop("time", None)
+        ev.pop("execution_id", None)
+    result = convert(json.dumps(doc).encode(), to="claude-code")
+    said = {w.message.partition(", ")[2].partition(":")[0]: w for w in result.warnings if w.rule == "resume"}
+    assert set(said) == {"the last message record has no timestamp", "an assistant record with no model (and 9 more)"}
+    out = records(result.output)
+    leaf = next(r for r in reversed(out) if r["type"] in ("user", "assistant"))
+    assert "timestamp" not in leaf  # (given back as the document says it)
+    at = int(said["the last message record has no timestamp"].path.split("/")[2])
+    assert doc["events"][at]["id"].startswith(leaf["uuid"])
+    with pytest.raises(InvalidInput):
+        convert(json.dumps(doc).encode(), to="claude-code", options=Options(strict=True))
+
+
 def test_arguments_that_are_not_an_object_reach_the_transcript_with_a_loss():
     """A Codex freeform tool's text (apply_patch) was written as ``input: {}``, with no loss."""
     result = convert(CORPUS / "codex" / "wrapped-2025-10.jsonl", to="claude-code")
@@ -717,3 +746,18 @@ def test_a_self_parented_result_in_a_subagent_file_keeps_its_call(tmp_path):
     assert get("asif").validate(doc) == []
     branch = next(b for b in doc["branches"] if b["id"] == "subagent:af01")
     assert branch["event_ids"][-2:] == ["a1", "u2"]
+
+
+def test_a_fork_is_written_with_the_history_it_inherits():
+    """The active branch of a forked session begins in the branch it forked from: its transcript
+    holds that history up to the fork point, as a Codex rollout and a request do."""
+    source = GOLDEN / "05-forks.asif.json"
+    doc = asif_convert.load(source)
+    history = [ev.id for ev in asif_convert.ir.continued_history(doc)]
+    assert history[:3] == ["msg-05-main-1", "msg-05-main-2", "msg-05-main-3"]
+    result = convert(source, to="claude-code")
+    written = json.dumps(records(result.output))
+    texts = [p.text for ev in doc.events if ev.id in history and isinstance(ev.body, asif_convert.ir.Message)
+             for p in ev.body.parts if isinstance(p, asif_convert.ir.TextPart) and p.text.strip()]
+    assert texts and all(json.dumps(t)[1:-1] in written for t in texts)
+    assert not {ref.id for x in result.losses if x.kind == "branch_not_written" for ref in x.references} & set(history)

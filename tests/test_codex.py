@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from asif_convert import InvalidInput, convert, ir
+from asif_convert import InvalidInput, convert, ir, load
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.codex import FORMAT as CODEX
 from asif_convert._formats.codex import fresh
@@ -226,7 +226,7 @@ def test_codex_resumes_a_session_from_elsewhere_with_its_history(path: Path, tmp
     doc = (ASIF if "asif_version" in raw else CONTINUITY).read(raw, ctx)
     lines = _fresh(doc, ctx)
     sent = client.resume(tmp_path, encode(lines))
-    assert arrived(sent, fresh.history(doc), ctx.losses()) == []
+    assert arrived(sent, ir.continued_history(doc), ctx.losses()) == []
 
 
 # -- what the other lines say, as ASIF ------------------------------------------------------------
@@ -474,3 +474,64 @@ def test_a_repeated_session_meta_line_is_one_workspace():
     assert [e["id"] for e in doc["environments"]] == ["workspace", "workspace-2"]
     back = convert(json.dumps(doc).encode(), to="codex").output
     assert [json.loads(line) for line in back.splitlines()] == [meta, meta, moved]
+
+
+def test_an_amended_call_is_written_once_as_its_last_version():
+    """A call recorded twice under one id (partial arguments, then complete) was written as two
+    function calls, the first with ``{}``; read back, the empty arguments stood for the call."""
+    source = CORPUS / "asif" / "tool-call-completed.session.json"
+    doc = load(source)
+    calls = [ev for ev in doc.events if isinstance(ev.body, ir.ToolCall)]
+    assert len(calls) == 2 and calls[0].body.call_id == calls[1].body.call_id
+    result = convert(source, to="codex")
+    items = [json.loads(line)["payload"] for line in result.output.splitlines()[1:]]
+    [call] = [i for i in items if i["type"] == "function_call"]
+    assert json.loads(call["arguments"]) == calls[1].body.arguments
+    [loss] = [x for x in result.losses if x.id.endswith("superseded-call")]
+    assert [ref.id for ref in loss.references] == [calls[0].id]
+
+
+def test_a_rollout_given_back_names_what_it_leaves_out():
+    """Written back line for line, a rollout has no line for an event added since, nor room for
+    a vendor's annotations, on a response item's event or on one read from a kept line."""
+    doc = json.loads(convert(CORPUS / "codex" / "hello.jsonl", to="asif").output)
+    by_id = {ev["id"]: ev for ev in doc["events"]}
+    for eid in ("line-2", "line-3"):  # a task start (kept line), a message (response item)
+        by_id[eid]["extensions"] = {**by_id[eid].get("extensions", {}), "x-vendor/1": {"note": "mine"}}
+    prov = {"mode": "synthetic", "producer": "an editor", "method": "by hand", "inputs": []}
+    doc["events"].append({"id": "added", "sequence": len(doc["events"]), "actor_id": by_id["line-3"]["actor_id"],
+                          "kind": "message", "causes": [], "provenance": prov,
+                          "data": {"role": "user", "parts": [{"kind": "text", "text": "one more thing"}]}})
+    for b in doc["branches"]:
+        b["event_ids"].append("added")
+        b["head_event_id"] = "added"
+    for c in doc["checkpoints"]:
+        c["at_event_id"] = "added"
+    result = convert(json.dumps(doc).encode(), to="codex")
+    losses = {x.id.rpartition(":")[2]: [ref.id for ref in x.references] for x in result.losses}
+    assert losses == {"unwritten": ["added"], "x-vendor/1": ["line-2", "line-3"]}
+    assert b"one more thing" not in result.output
+
+
+def test_a_rollout_written_anew_names_the_state_it_leaves_behind():
+    """A new session (a hand-off) is written from the events: what codex/1 held of the lines
+    (item ids, an image output's detail) is not in it, and a loss says so."""
+    doc = load(CORPUS / "codex" / "image.jsonl")
+    ctx = new_context(Options())
+    fresh.write(doc, ctx, session_id="0199a213-0000-7000-8000-0000000000ab", cwd="/w")
+    [loss] = [x for x in ctx.losses() if x.id.endswith("extensions:codex/1")]
+    named = {ref.id for ref in loss.references}
+    [output] = [ev for ev in doc.events if isinstance(ev.body, ir.ToolResult) and ev.body.call_id == "call_img"]
+    assert output.id in named and named <= {ev.id for ev in doc.events if "codex/1" in ev.native}
+
+
+def test_an_assistant_message_is_written_with_text_only():
+    """The Responses API takes an assistant message's text alone: its image is a loss, as in
+    ``request``; the user's image is written."""
+    result = convert(CORPUS / "asif" / "image-and-document.session.json", to="codex",
+                     options=Options(artifacts_root=CORPUS / "asif"))
+    items = [json.loads(line)["payload"] for line in result.output.splitlines()[1:]]
+    kinds = {i["role"]: [c["type"] for c in i["content"]] for i in items if i["type"] == "message"}
+    assert kinds["assistant"] == ["output_text"] and "input_image" in kinds["user"]
+    [loss] = [x for x in result.losses if x.id.endswith("content:ResourcePart")]
+    assert "e2" in [ref.id for ref in loss.references]

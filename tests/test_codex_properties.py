@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asif_convert import ConversionError, convert
+from asif_convert import ConversionError, convert, ir
 from asif_convert._errors import InternalError
 from asif_convert._formats.asif import FORMAT as ASIF
 from asif_convert._formats.codex import FORMAT as CODEX
@@ -143,7 +143,7 @@ def test_a_new_rollout_keeps_the_history_or_names_what_it_lost(values):
     assert all(isinstance(line["timestamp"], str) for line in lines)
     assert all(isinstance(line["payload"]["output"], str) for line in lines[1:]
                if line["payload"]["type"] == "function_call_output")
-    assert arrived([line["payload"] for line in lines[1:]], fresh.history(doc), ctx.losses()) == []
+    assert arrived([line["payload"] for line in lines[1:]], ir.continued_history(doc), ctx.losses()) == []
 
 
 # -- damaged rollouts: a conversion or a refusal, never an internal error ----------------------

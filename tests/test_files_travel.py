@@ -177,3 +177,58 @@ def test_an_agents_transcript_carries_the_files_inline_when_told_where_they_are(
     assert base64.b64encode(image).decode() not in bare.output.decode()
     assert {ref.id for x in bare.losses if x.kind == "file_not_carried" for ref in x.references} == {"image",
                                                                                                    "document"}
+
+
+def test_a_text_file_named_by_path_reaches_claude_code_as_a_text_document():
+    from asif_convert import Options, convert
+
+    source = ASSETS / "tool-generated-files.session.json"
+    summary = (ASSETS / "assets" / "summary.md").read_text()
+    carried = convert(source, to="claude-code", options=Options(artifacts_root=ASSETS))
+    documents = [b for line in carried.output.splitlines() for r in [json.loads(line)]
+                 for b in _blocks(r) if b.get("type") == "document"]
+    assert {"type": "text", "media_type": "text/plain", "data": summary} in [d["source"] for d in documents]
+    assert any(x.kind == "media_adapted" for x in carried.losses)  # (text/markdown written as text/plain)
+
+
+def _blocks(record: dict) -> list[dict]:
+    """A record's content blocks, and those inside its tool results."""
+    content = record.get("message", {}).get("content")
+    out = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    return out + [x for b in out if b.get("type") == "tool_result" and isinstance(b.get("content"), list)
+                  for x in b["content"]]
+
+
+@pytest.mark.parametrize("to", ["claude-code", "codex"])
+def test_batch_to_an_agent_counts_the_files_it_carried_inline_as_carried(tmp_path, to):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "s.session.json").write_bytes((ASSETS / "image-and-document.session.json").read_bytes())
+    res = runner.invoke(app, ["batch", str(src), "-o", str(tmp_path / "out"), "--to", to, "--artifacts-root",
+                              str(ASSETS), "--fail-on", "file_not_carried"])
+    assert res.exit_code == 0, res.output
+    [line] = [json.loads(x) for x in (tmp_path / "out" / "manifest.jsonl").read_text().splitlines()]
+    assert line["status"] == "ok" and line["not_carried"] is None and "file_not_carried" not in line["losses"]
+
+
+@pytest.mark.parametrize("to", ["claude-code", "codex"])
+def test_an_agent_output_names_only_the_files_of_the_parts_it_writes(to):
+    """A file no written part shows would not be in the transcript with its bytes either."""
+    from asif_convert import convert
+
+    doc = json.loads((ASSETS / "image-and-document.session.json").read_text())
+    for ev in doc["events"]:
+        ev["data"]["parts"] = [p for p in ev["data"]["parts"] if p["kind"] == "text"]
+    assert not [x for x in convert(json.dumps(doc).encode(), to=to).losses if x.kind == "file_not_carried"]
+
+
+def test_a_file_too_long_for_the_limits_inline_is_named_not_refused():
+    from asif_convert import Limits, Options, convert
+
+    pdf = (ASSETS / "assets" / "meeting-notes.pdf").read_bytes()
+    limits = Limits(max_string=len(pdf))  # (the input's strings are shorter; the PDF's base64 a third longer)
+    result = convert(ASSETS / "image-and-document.session.json", to="claude-code", limits=limits,
+                     options=Options(artifacts_root=ASSETS))
+    [loss] = [x for x in result.losses if x.kind == "file_not_carried"]
+    assert loss.references[0].id == "document" and "--max-string" in loss.explanation
+    assert b'"type":"image"' in result.output  # (the image is within them)

@@ -15,10 +15,8 @@ from typer.testing import CliRunner
 
 from asif_convert import ir
 from asif_convert._cli.app import app
-from asif_convert._formats.codex import fresh
 from asif_convert._handoff import Handoff, handoff, new_id
 from asif_convert._pipeline import convert, load_session
-from asif_convert.ir import continued_branch
 from tests.agents import codex as codex_client
 from tests.agents.judge import arrived
 from tests.conftest import ASIF_EXAMPLES, CONTINUITY_FILES, CORPUS
@@ -30,12 +28,6 @@ OTHERS = [*CONTINUITY_FILES[1:5], *(p for p in ASIF_EXAMPLES if p.stem in (
     "tool-call-completed", "image-and-document", "multi-agent-review"))]
 
 
-def _claude_history(doc: ir.Document) -> list[ir.Event]:
-    branch = continued_branch(doc)
-    by_id = {ev.id: ev for ev in doc.events}
-    return [by_id[e] for e in branch.event_ids if e in by_id] if branch else list(doc.events)
-
-
 @pytest.mark.parametrize("path", [*CLAUDE_SESSIONS, *CODEX_ROLLOUTS, *OTHERS], ids=lambda p: p.stem[:24])
 def test_codex_continues_a_handed_off_session(path: Path, tmp_path: Path):
     codex_client.require_codex()
@@ -44,7 +36,7 @@ def test_codex_continues_a_handed_off_session(path: Path, tmp_path: Path):
     assert done.path.is_relative_to(sandbox.codex_home / "sessions") and done.path.exists()
     sent = codex_client.resume_placed(sandbox, done.session_id)
     doc = load_session(path)
-    assert arrived(sent, fresh.history(doc), done.losses) == []
+    assert arrived(sent, ir.continued_history(doc), done.losses) == []
 
 
 @pytest.mark.parametrize("path", [*CODEX_ROLLOUTS, *CLAUDE_SESSIONS[:2], *OTHERS], ids=lambda p: p.stem[:24])
@@ -55,7 +47,7 @@ def test_claude_code_continues_a_handed_off_session(path: Path, claude_code: Any
     client.resume(done.session_id, "Please continue.").check()
     sent = claude_code.script.conversation[0].body["messages"]
     doc = load_session(path)
-    assert arrived(sent, _claude_history(doc), done.losses) == []
+    assert arrived(sent, ir.continued_history(doc), done.losses) == []
 
 
 def test_the_store_follows_the_clients_environment_variables(tmp_path: Path):
@@ -193,7 +185,7 @@ def test_a_handoff_returns_what_it_did(tmp_path: Path):
 
 def test_the_judge_sees_what_went_missing():
     doc = load_session(CORPUS / "codex" / "parallel.jsonl")
-    history = fresh.history(doc)
+    history = ir.continued_history(doc)
     assert arrived([], history, []) != []
     calls = [ev for ev in history if isinstance(ev.body, ir.ToolCall)]
     sent_without_last_call = [{"call_id": ev.body.call_id} for ev in calls[:-1]]
@@ -272,3 +264,21 @@ def test_an_asif_session_with_a_vendors_extensions_names_them_when_written_for_a
         result = convert(json.dumps(doc).encode(), to=to)
         [loss] = [x for x in result.losses if x.id.endswith(":x-vendor/1")]
         assert [ref.id for ref in loss.references] == [doc["events"][0]["id"]]
+
+
+def test_a_handoff_carries_the_files_named_by_path_from_the_folder_given(tmp_path: Path):
+    """The image an ASIF session names by path reaches the client's store inline with
+    ``--artifacts-root``; without it, the loss names each file."""
+    source = CORPUS / "asif" / "image-and-document.session.json"
+    bare = handoff(source, "claude-code", cwd=tmp_path, env={"HOME": str(tmp_path / "a")}, dry_run=True)
+    assert sorted(ref.id for x in bare.losses if x.kind == "file_not_carried" for ref in x.references) == [
+        "document", "image"]
+    done = handoff(source, "claude-code", cwd=tmp_path, env={"HOME": str(tmp_path / "b")},
+                   artifacts_root=CORPUS / "asif")
+    assert not [x for x in done.losses if x.kind == "file_not_carried"]
+    written = [json.loads(line) for line in done.path.read_text().splitlines()]
+    assert [b["type"] for r in written for b in r["message"]["content"] if b["type"] in ("image", "document")] == [
+        "image", "document", "image"]
+    result = _cli([str(source), "--to", "codex", "--cwd", str(tmp_path), "--artifacts-root", str(CORPUS / "asif")],
+                  {"HOME": str(tmp_path / "c")})
+    assert result.exit_code == 0 and "file_not_carried" not in result.output

@@ -70,10 +70,12 @@ def unseen(export: dict[str, Any], asif: dict[str, Any]) -> list[tuple[str, str]
             continue
         events = [e for e in mine if e["kind"] in semantic]
         # a file the message attaches is an embedded resource its parts name (ASIF: files always
-        # use resources), so a document given as text or content blocks is read there
+        # use resources), so a document given as text or content blocks is read there, and its
+        # title is the resource's name
         attached = {p["resource_id"] for e in events for p in e["data"].get("parts", ()) if p["kind"] == "resource"}
         seen = "\x00".join([*(s for e in events for s in json_strings(e["data"], keys=True)),
-                             *(r.get("text", "") for r in asif["resources"] if r["id"] in attached)])
+                             *(r.get(k, "") for r in asif["resources"] if r["id"] in attached
+                               for k in ("text", "name"))])
         for text in _texts(rec.get("content_json")) + _texts(rec["text_content"]):
             if text not in seen:
                 out.append((rec["message_id"], text))

@@ -33,7 +33,7 @@ from asif_convert._formats.codex import fresh
 from asif_convert._formats.codex.reader import NAMESPACE as CODEX_NAMESPACE
 from asif_convert._limits import Limits
 from asif_convert._lines import encode_lines
-from asif_convert._pipeline import new_context, read_session, written_as
+from asif_convert._pipeline import read_session, writing_context, written_as
 from asif_convert._registry import get
 from asif_convert.plugin import Options
 
@@ -71,7 +71,10 @@ def new_id(data: bytes, target: str) -> str:
 
 
 def handoff(path: Path, target: str, *, cwd: Path, env: Mapping[str, str], session_id: str | None = None,
-            dry_run: bool = False, limits: Limits | None = None) -> Handoff:
+            dry_run: bool = False, limits: Limits | None = None, artifacts_root: Path | None = None) -> Handoff:
+    """Write ``path``'s session as a new session of ``target`` in its store (found from ``env``),
+    to be resumed in ``cwd``. ``artifacts_root``: the folder whose files the session embeds by
+    path (the parts that show them carry them inline)."""
     if target not in TARGETS:
         raise UsageError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     if session_id is not None and not _UUID.match(session_id):
@@ -84,14 +87,14 @@ def handoff(path: Path, target: str, *, cwd: Path, env: Mapping[str, str], sessi
     doc = loaded.document
     sid = session_id or new_id(data, target)
     cwd = Path(os.path.abspath(cwd))
-    ctx = new_context(Options())
+    ctx, not_carried = writing_context(doc, get(target), Options(artifacts_root=artifacts_root), limits or Limits())
     lines = written_as(str(path), _lines, doc, ctx, target, sid, cwd)
     root = store(target, env)
     where = _destination(root, target, sid, cwd, lines)
     command = f"cd {_quoted(cwd)} && " + (f"codex resume {sid}" if target == "codex" else f"claude --resume {sid}")
     if not dry_run:
         _write_new(root, where, encode_lines(lines, limits or Limits(), str(path)))
-    return Handoff(target, sid, where, cwd, command, [*doc.losses, *ctx.losses()], not dry_run)
+    return Handoff(target, sid, where, cwd, command, [*doc.losses, *ctx.losses(), *not_carried], not dry_run)
 
 
 def _lines(doc: ir.Document, ctx: Any, target: str, sid: str, cwd: Path) -> list[Any]:

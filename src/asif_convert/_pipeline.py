@@ -33,7 +33,7 @@ from asif_convert._lines import Lines, decode_lines, decode_output, encode_lines
 from asif_convert._package import is_package, read_package, write_package
 from asif_convert._registry import BUILTINS, detect, detect_lines, get, loss_kinds, namespaces, registry
 from asif_convert._validation.files import path_resource_problems
-from asif_convert.plugin import Context, Format, Options, shape
+from asif_convert.plugin import Context, Format, Options, files_inline, shape
 
 # Problems a conversion can never work around; the rest (referential) become losses unless strict.
 FATAL_RULES = frozenset({"json", "schema", "io", "format"})
@@ -459,20 +459,20 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     found.data = None  # (kept until here only for the source pointers)
     companions = raw.sought if isinstance(raw, Lines) else None
     doc = src.read(raw, ctx)
+    _refuse_if_strict(ctx.warnings, options, name)
     files = {**found.files, **(ctx.files.served if ctx.files else {})}
     del raw, found  # the decoded input is no longer needed: let it go before the output is built
     if source_doc is not None:
         doc.resources.append(source_doc)
         if isinstance(source_doc.path, str) and input_bytes is not None:
             files[source_doc.path] = input_bytes
-    wanted = _wanted(doc.resources) if not package else {}
-    files, not_carried = _files_at_hand(wanted, files, ctx.files)
+    wanted, files, not_carried, artifacts = _files_of(dst, doc, files, ctx, limits, package)
     ctx.embedded = files
-    artifacts = artifact_files(doc.resources, files, every=dst.name != "asif")
     write_streamed = getattr(dst, "write_streamed", None)
     streamed = False  # whether the output went to the sink
     if write_streamed is not None:  # the output is encoded a slice at a time: never whole as bytes
         out, key, items = write_streamed(doc, ctx)
+        _refuse_if_strict(ctx.warnings, options, name)
         del doc  # the items hold what they still need of the IR
         if options.validate:  # the validators take one document: its items are built whole (the
             # IR let go as they are, so never the IR and the output's values at once; items that
@@ -494,6 +494,7 @@ def convert_into(data: DocumentInput, sink: Sink | None, *, to: str, source: str
     else:
         out = written_as(name, dst.write, doc, ctx)
         del doc  # nor is the IR: the output holds what it needs, and validating and encoding it is the peak
+        _refuse_if_strict(ctx.warnings, options, name)
         if options.validate:
             _check_written(dst, out, problems, ctx, name)
         losses = ctx.losses() + not_carried
@@ -677,11 +678,37 @@ def _wanted_in(doc: dict[str, Any]) -> dict[str, _Wanted]:
                           doc["resources"][r].get("sha256")) for path, r in _path_resources(doc).items()}
 
 
-def _wanted(resources: list[ir.Resource]) -> dict[str, _Wanted]:
-    """The files the IR's resources embed by path (each path's first resource)."""
+def writing_context(doc: ir.Document, dst: Format, options: Options, limits: Limits) -> tuple[Context, list[ir.Loss]]:
+    """The context a writer of ``dst`` is given for ``doc`` outside :func:`convert` (a hand-off
+    writes into a client's store): the files it carries that the artifacts folder of
+    ``options`` gives, and a ``file_not_carried`` loss for each it wants and cannot have."""
+    ctx = new_context(options)
+    _, ctx.embedded, not_carried, _ = _files_of(dst, doc, {}, ctx, limits, False)
+    return ctx, not_carried
+
+
+def _files_of(dst: Format, doc: ir.Document, files: dict[str, bytes], ctx: Context, limits: Limits,
+              package: bool) -> tuple[dict[str, _Wanted], dict[str, bytes], list[ir.Loss], dict[str, bytes]]:
+    """The files the output wants of those the session embeds by path, what it has of them (the
+    input's, with the artifacts folder's), a ``file_not_carried`` loss each for the rest, and
+    what ``--artifacts-out`` writes. An output that carries them inline (an agent's transcript)
+    wants the files of the parts it writes alone, within ``--max-string`` as base64, and has
+    no artifacts of its own."""
+    inline = files_inline(dst)
+    used = ir.resources_used(ir.continued_history(doc)) if inline else None
+    wanted = {} if package else _wanted(doc.resources, used)
+    files, not_carried = _files_at_hand(wanted, files, ctx.files, limits.max_string * 3 // 4 if inline else None)
+    return wanted, files, not_carried, {} if inline else artifact_files(doc.resources, files,
+                                                                         every=dst.name != "asif")
+
+
+def _wanted(resources: list[ir.Resource], used: set[str] | None = None) -> dict[str, _Wanted]:
+    """The files the IR's resources embed by path (each path's first resource); with ``used``,
+    those of the resources of these ids alone."""
     out: dict[str, _Wanted] = {}
     for r, res in enumerate(resources):
-        if res.availability == "embedded" and isinstance(res.path, str) and res.path not in out:
+        if res.availability == "embedded" and isinstance(res.path, str) and res.path not in out \
+                and (used is None or res.id in used):
             out[res.path] = _Wanted(r, res.id, res.bytes, res.sha256)
     return out
 
@@ -705,14 +732,18 @@ def _file_bytes(path: str, want: _Wanted, files: dict[str, bytes], folder: Artif
     return got, ""
 
 
-def _files_at_hand(wanted: dict[str, _Wanted], files: dict[str, bytes],
-                   folder: ArtifactFiles | None) -> tuple[dict[str, bytes], list[ir.Loss]]:
+def _files_at_hand(wanted: dict[str, _Wanted], files: dict[str, bytes], folder: ArtifactFiles | None,
+                   inline_max: int | None = None) -> tuple[dict[str, bytes], list[ir.Loss]]:
     """``files`` with the bytes of every file in ``wanted`` that can be had, and one
     ``file_not_carried`` loss per file that cannot: the output names a file that does not come
-    with it (docs/packages.md, *Files named by path*)."""
+    with it (docs/packages.md, *Files named by path*). ``inline_max``: the most bytes a file
+    written inline as base64 may have (its string within the output's limits)."""
     out, losses = dict(files), []
     for path, want in wanted.items():
         content, why = _file_bytes(path, want, out, folder)
+        if content is not None and inline_max is not None and len(content) > inline_max:
+            why = f"its {len(content):,} bytes, written inline as base64, would be a longer string than --max-string"
+            content = None
         if content is None:
             losses.append(ir.Loss(id=f"translation:file-not-carried:{path}", stage="translation",
                                   kind=FILE_NOT_CARRIED, scope="resources",
@@ -740,6 +771,14 @@ def packaged_files(doc: dict[str, Any], files: dict[str, bytes], name: str,
     if problems:
         raise InvalidInput(problems, name)
     return out
+
+
+def _refuse_if_strict(warnings: list[Problem], options: Options, name: str) -> None:
+    """With ``strict``, what the conversion warns of (converter state of an edited document it
+    could not follow, an output the client could not resume) refuses it, as the input's own
+    problems do."""
+    if options.strict and warnings:
+        raise InvalidInput([msgspec.structs.replace(w, severity="error") for w in warnings], name)
 
 
 def _apply_loss_policy(losses: list[ir.Loss], options: Options, name: str) -> None:

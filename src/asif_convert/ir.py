@@ -642,20 +642,68 @@ def continued_branch(doc: Document) -> Branch | None:
         next(iter(doc.branches), None)
 
 
+def continued_history(doc: Document) -> list[Event]:
+    """The events a session written for an agent continues: its ``continued_branch``'s, after
+    what that branch inherits from the branch it forked from, up to the fork point (recursively;
+    a fork from a branch this document does not hold, or in a cycle, inherits nothing). Every
+    event without branches when the session has none."""
+    by_id = {ev.id: ev for ev in doc.events}
+    selected = continued_branch(doc)
+    if selected is None:
+        return list(doc.events)
+    branches = {b.id: b for b in doc.branches}
+
+    def chain(branch: Branch, seen: frozenset[str]) -> list[str]:
+        fork = branch.fork if isinstance(branch.fork, Fork) else None
+        if fork is None or fork.branch_id not in branches or fork.branch_id in seen:
+            return list(branch.event_ids)
+        inherited = chain(branches[fork.branch_id], seen | {branch.id})
+        if fork.event_id in inherited:
+            inherited = inherited[:inherited.index(fork.event_id) + (1 if fork.inclusive else 0)]
+        return [*inherited, *(e for e in branch.event_ids if e not in inherited)]
+
+    return [by_id[e] for e in chain(selected, frozenset()) if e in by_id]
+
+
+def superseded_calls(events: Iterable[Event]) -> set[str]:
+    """The ids of the tool calls a later call of the same ``call_id`` stands for (an amended
+    call: its arguments completed, say): an agent takes one call per id, its last version."""
+    latest: dict[str, str] = {}
+    calls = []
+    for ev in events:
+        if isinstance(ev.body, ToolCall):
+            latest[ev.body.call_id] = ev.id
+            calls.append((ev.body.call_id, ev.id))
+    return {event_id for call_id, event_id in calls if latest[call_id] != event_id}
+
+
+def resources_used(events: Iterable[Event]) -> set[str]:
+    """The ids of the resources the events' parts show (a message's, a result's, a note's)."""
+    return {p.resource_id for ev in events for p in getattr(ev.body, "parts", None) or ()  # (may be unset)
+            if isinstance(p, ResourcePart)}
+
+
 def with_bytes(res: Resource, files: Mapping[str, bytes]) -> Resource:
     """``res``, when it embeds a file by path whose bytes are in ``files`` (what the folder the
-    user named gave), with those bytes inline as base64 ``data``: for a format whose output is
-    one file and carries no other beside it (an agent's transcript). ``res`` itself otherwise."""
+    user named gave), with those bytes inline: a text type's as its ``text`` (when they are
+    UTF-8), any other as base64 ``data``. For a format whose output is one file and carries no
+    other beside it (an agent's transcript). ``res`` itself otherwise."""
     if res.availability != "embedded" or not isinstance(res.path, str) or res.path not in files \
             or isinstance(res.data, str) or isinstance(res.text, str):
         return res
-    return msgspec.structs.replace(res, data=base64.b64encode(files[res.path]).decode("ascii"))
+    content = files[res.path]
+    if res.media_type.startswith("text/"):
+        try:
+            return msgspec.structs.replace(res, text=content.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass  # (not text after all: its bytes)
+    return msgspec.structs.replace(res, data=base64.b64encode(content).decode("ascii"))
 
 
-def extensions_held(events: Iterable[Event], own: str) -> dict[str, list[str]]:
-    """The namespaces of the extensions ``events`` hold besides ``own`` (another format's native
-    state, a vendor's annotations), each with the ids of the events that hold it, in order:
-    what a writer of the format whose namespace is ``own`` has no place for."""
+def extensions_held(events: Iterable[Event], own: str | None = None) -> dict[str, list[str]]:
+    """The namespaces of the extensions ``events`` hold besides ``own`` (a format's native state,
+    a vendor's annotations), each with the ids of the events that hold it, in order: what a
+    writer has no place for (``own``: the state of the format it writes back line for line)."""
     held: dict[str, list[str]] = {}
     for ev in events:
         for namespace in (*ev.native, *(ev.annotations or ())):

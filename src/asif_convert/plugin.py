@@ -174,6 +174,14 @@ def shape(fmt: Format) -> str:
     return "lines" if getattr(fmt, "shape", "document") == "lines" else "document"
 
 
+def files_inline(fmt: Format) -> bool:
+    """Whether a format's output carries the files its session embeds by path inline, in the
+    parts that use them (optional attribute ``files = "inline"``: an agent's transcript, one file
+    with nothing beside it), rather than as files beside it (an ASIF package or folder, a
+    continuity export's artifacts)."""
+    return getattr(fmt, "files", "beside") == "inline"
+
+
 def mapping_tables(fmt: Format) -> tuple[MappingTable, ...]:
     """The mapping tables a format declares (optional attribute ``mapping_tables``)."""
     return tuple(getattr(fmt, "mapping_tables", ()))

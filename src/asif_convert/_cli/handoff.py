@@ -18,6 +18,7 @@ from asif_convert._cli.common import (
     QuietOpt,
     build_limits,
     err,
+    existing_folder,
     guard,
     path_option,
     usage_error,
@@ -32,11 +33,16 @@ CwdOpt = Annotated[Path | None, typer.Option(
     help="The project folder the agent continues in (default: the current folder).")]
 SessionIdOpt = Annotated[str | None, typer.Option(
     "--session-id", metavar="UUID", help="The new session's id (default: one derived from the input and the agent).")]
+FilesRootOpt = Annotated[Path | None, typer.Option(
+    "--artifacts-root", metavar="DIR", parser=path_option, callback=existing_folder,
+    help="Read the files the session embeds by path from DIR (inside it only, checked against their declared size "
+         "and sha256), to write them inline where its messages show them; without it no file is opened.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say where the session would be written; write nothing.")]
 
 
 def handoff_command(input_path: InPath, to: TargetOpt, cwd: CwdOpt = None, session_id: SessionIdOpt = None,
-                    dry_run: DryRunOpt = False, max_bytes: MaxBytesOpt = LIM.max_bytes,
+                    dry_run: DryRunOpt = False, artifacts_root: FilesRootOpt = None,
+                    max_bytes: MaxBytesOpt = LIM.max_bytes,
                     max_depth: MaxDepthOpt = LIM.max_depth, max_string: MaxStringOpt = LIM.max_string,
                     quiet: QuietOpt = False) -> None:
     """Write a session (Claude Code, Codex, continuity or ASIF) where another coding agent resumes it, and say
@@ -50,7 +56,7 @@ def handoff_command(input_path: InPath, to: TargetOpt, cwd: CwdOpt = None, sessi
     def run() -> None:
         try:
             done = handoff(Path(input_path), to, cwd=cwd or Path.cwd(), env=os.environ, session_id=session_id,
-                           dry_run=dry_run, limits=limits)
+                           dry_run=dry_run, limits=limits, artifacts_root=artifacts_root)
         except InvalidInput as exc:  # one line: the file, where, and what was wrong
             err(f"error: {exc}")
             raise typer.Exit(exc.exit_code) from None

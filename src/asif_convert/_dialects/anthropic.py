@@ -109,6 +109,8 @@ def _block(b: dict[str, Any], out: Split, mid: str, parts: list[ir.Part], top: b
             else provider_file(rid, b["file_id"]) if kind == "container_upload" and _nonempty(b.get("file_id")) \
             else None
         if res is not None:
+            if kind == "document" and _nonempty(b.get("title")):  # (what the API shows the model of it)
+                res.name = b["title"]
             out.resources.append(res)
             parts.append(ir.ResourcePart(resource_id=res.id))
             return "p"
@@ -288,7 +290,10 @@ def _resource_block(res: dict[str, Any]) -> dict[str, Any]:
         source = {"type": "url", "url": res.get("locator", "")}
     else:  # an id of the provider's Files API
         source = {"type": "file", "file_id": res["locator"]}
-    return {"type": media, "source": source}
+    block = {"type": media, "source": source}
+    if media == "document" and isinstance(res.get("name"), str) and res["name"]:
+        block["title"] = res["name"]
+    return block
 
 
 def _text_source(res: dict[str, Any]) -> dict[str, Any]:

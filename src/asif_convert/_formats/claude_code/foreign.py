@@ -20,7 +20,7 @@ from asif_convert import ir
 from asif_convert._dialects import REASONING, anthropic
 from asif_convert._dialects.common import Pieces
 from asif_convert._errors import InvalidInput, Problem
-from asif_convert._formats.claude_code import NAMESPACE, media
+from asif_convert._formats.claude_code import media
 from asif_convert._formats.claude_code.records import TOOL_USE_RESULT
 from asif_convert._ledger import Ledger
 
@@ -112,6 +112,8 @@ class _Writer:
         return SYNTHETIC_MODEL
 
     def assistant(self, ev: ir.Event, blocks: list[Any]) -> None:
+        if not blocks:  # (nothing of it is written: no record, no model made for one)
+            return
         if self.turn is None:
             self.turn = "msg_" + _uuid(self.doc.session.id, "response", ev.id).replace("-", "")[:24]
         model = self.model(ev)
@@ -176,21 +178,20 @@ class _Writer:
 
 def write(doc: ir.Document, ledger: Ledger, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
     branch = ir.continued_branch(doc)
-    written = set(branch.event_ids) if branch is not None else set()
+    events = ir.continued_history(doc)  # (with what the branch inherits from the one it forked from)
+    written = {ev.id for ev in events}
     for b in doc.branches:
         if branch is not None and b.id != branch.id:
             ledger.add("branches[]", "branch", b.id)
             for eid in b.event_ids:  # what only that branch holds
                 if eid not in written:
                     ledger.add("branches[]", "event", eid)
-    by_id = {ev.id: ev for ev in doc.events}
-    events = [by_id[e] for e in branch.event_ids if e in by_id] if branch is not None else list(doc.events)
     answered = {ev.body.call_id for ev in events if isinstance(ev.body, ir.ToolResult)}
-    latest = {ev.body.call_id: ev.id for ev in events if isinstance(ev.body, ir.ToolCall)}
-    for ev in events:  # an amended call: its last version is the call (the client takes one per id)
-        if isinstance(ev.body, ir.ToolCall) and latest[ev.body.call_id] != ev.id:
+    superseded = ir.superseded_calls(events)
+    for ev in events:
+        if ev.id in superseded:
             ledger.add("events[]", "event", ev.id, about="superseded tool_call")
-    events = [ev for ev in events if not isinstance(ev.body, ir.ToolCall) or latest[ev.body.call_id] == ev.id]
+    events = [ev for ev in events if ev.id not in superseded]
     writer = _Writer(doc, ledger, files)
     if writer.session != doc.session.id or events:
         ledger.add("events[].id")
@@ -206,12 +207,12 @@ def write(doc: ir.Document, ledger: Ledger, files: Mapping[str, bytes]) -> list[
     return writer.out
 
 
-def name_extensions(written: list[ir.Event], ledger: Ledger) -> None:
-    """A loss for each namespace of extensions the written events hold besides claude-code/1 (a
-    record has no place for them), naming the events."""
-    for namespace, event_ids in ir.extensions_held(written, NAMESPACE).items():
+def name_extensions(written: list[ir.Event], ledger: Ledger, own: str | None = None) -> None:
+    """A loss for each namespace of extensions the written events hold (a record has no place for
+    them; claude-code/1 too, in a transcript written anew), but ``own``, naming the events."""
+    for namespace, event_ids in ir.extensions_held(written, own).items():
         for event_id in event_ids:
-            ledger.add("events[].extensions", "event", event_id, about=namespace)
+            ledger.add("events[].extensions", "event", event_id, about=namespace or '""')
 
 
 def _timestamp_the_leaf(out: list[dict[str, Any]], ledger: Ledger, events: list[ir.Event]) -> None:

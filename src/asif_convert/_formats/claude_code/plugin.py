@@ -25,6 +25,7 @@ class ClaudeCodeFormat:
     extension = ".jsonl"
     namespace = NAMESPACE
     shape = "lines"
+    files = "inline"  # (a file the session names by path is written in the parts that use it)
 
     @property
     def mapping_tables(self) -> tuple[MappingTable, ...]:

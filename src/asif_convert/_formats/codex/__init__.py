@@ -26,6 +26,7 @@ class CodexFormat:
     extension = ".jsonl"
     namespace = reader.NAMESPACE
     shape = "lines"
+    files = "inline"  # (a file the session names by path is written in the parts that use it)
 
     @property
     def mapping_tables(self) -> tuple[MappingTable, ...]:

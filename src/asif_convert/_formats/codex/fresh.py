@@ -34,27 +34,6 @@ def session_uuid(session_id: str) -> str:
     return session_id if _UUID.match(session_id) else str(uuid.uuid5(uuid.NAMESPACE_URL, f"asif:{session_id}"))
 
 
-def history(doc: ir.Document) -> list[ir.Event]:
-    """The selected branch's events in order, with what it inherits from the branch it forked
-    from (up to the fork point)."""
-    by_id = {ev.id: ev for ev in doc.events}
-    selected = ir.continued_branch(doc)
-    if selected is None:
-        return list(doc.events)
-    branches = {b.id: b for b in doc.branches}
-
-    def chain(branch: ir.Branch, seen: frozenset[str]) -> list[str]:
-        fork = branch.fork if isinstance(branch.fork, ir.Fork) else None
-        if fork is None or fork.branch_id not in branches or fork.branch_id in seen:
-            return list(branch.event_ids)
-        inherited = chain(branches[fork.branch_id], seen | {branch.id})
-        if fork.event_id in inherited:
-            inherited = inherited[:inherited.index(fork.event_id) + (1 if fork.inclusive else 0)]
-        return [*inherited, *(e for e in branch.event_ids if e not in inherited)]
-
-    return [by_id[e] for e in chain(selected, frozenset()) if e in by_id]
-
-
 class Fresh:
     def __init__(self, doc: ir.Document, ctx: Context, session_id: str | None, cwd: str | None) -> None:
         self.doc = doc
@@ -70,7 +49,12 @@ class Fresh:
         self.custom: set[str] = set()  # the calls written as custom tool calls (their outputs follow suit)
 
     def write(self) -> list[Any]:
-        events = history(self.doc)
+        events = ir.continued_history(self.doc)
+        superseded = ir.superseded_calls(events)
+        for ev in events:
+            if ev.id in superseded:
+                self.ledger.add("superseded-call", "event", ev.id)
+        events = [ev for ev in events if ev.id not in superseded]
         if len(self.doc.branches) > 1:
             self.ledger.add("branches")
         state = self.doc.native.get(NAMESPACE) if self.doc.native else None
@@ -146,7 +130,8 @@ class Fresh:
                     parts.append(self.codec.dump_part(part))
                 else:
                     self.ledger.add("reasoning", "event", ev.id)
-            elif isinstance(part, ir.TextPart) or (isinstance(part, ir.ResourcePart) and self._image(part)):
+            elif isinstance(part, ir.TextPart) or (isinstance(part, ir.ResourcePart) and role != "assistant"
+                                                   and self._image(part)):  # (an assistant message holds text only)
                 parts.append(self.codec.dump_part(part))
             else:
                 self.ledger.add("content", "event", ev.id, about=type(part).__name__)
@@ -162,12 +147,12 @@ class Fresh:
             and isinstance(res.get("data"), str)
 
 
-def name_extensions(written: list[ir.Event], ledger: Ledger) -> None:
-    """A loss for each namespace of extensions the written events hold besides codex/1 (a rollout
-    line has no place for them), naming the events."""
-    for namespace, event_ids in ir.extensions_held(written, NAMESPACE).items():
+def name_extensions(written: list[ir.Event], ledger: Ledger, own: str | None = None) -> None:
+    """A loss for each namespace of extensions the written events hold (a rollout line has no
+    place for them; codex/1 too, in a rollout written anew), but ``own``, naming the events."""
+    for namespace, event_ids in ir.extensions_held(written, own).items():
         for event_id in event_ids:
-            ledger.add("extensions", "event", event_id, about=namespace)
+            ledger.add("extensions", "event", event_id, about=namespace or '""')
 
 
 def write(doc: ir.Document, ctx: Context, session_id: str | None = None, cwd: str | None = None) -> list[Any]:

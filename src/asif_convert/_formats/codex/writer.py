@@ -77,9 +77,23 @@ def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
             continue
         out.append(_line(codec, group, resources, legacy, state or {}))
     out += [_line(codec, group, resources, legacy, state or {}) for group, state in groups]  # items added after reading
-    if ir.extensions_held((ev for group in listed for ev in group), NAMESPACE):
-        fresh.name_extensions([ev for group in listed for ev in group], ctx.ledger(load_mapping(fresh.TABLE_PATH)))
+    _name_what_is_left(doc, {ev.id for group in listed for ev in group}, ctx)
     return out
+
+
+def _name_what_is_left(doc: ir.Document, grouped: set[str], ctx: Context) -> None:
+    """Losses for a rollout given back line for line: an event added since with no line of its
+    own (a message, call or result without codex/1 state) is not written; the events that are
+    (their lines, or the kept lines they were read from) lose their other extensions."""
+    added = [ev for ev in doc.events if ev.id not in grouped and isinstance(ev.body, ir.Message | ir.ToolCall
+                                                                              | ir.ToolResult)]
+    kept = [ev for ev in doc.events if ev not in added]
+    if not added and not ir.extensions_held(kept, NAMESPACE):
+        return
+    ledger = ctx.ledger(load_mapping(fresh.TABLE_PATH))
+    for ev in added:
+        ledger.add("unwritten", "event", ev.id)
+    fresh.name_extensions(kept, ledger, NAMESPACE)
 
 
 def _warn_of_foreign_states(doc: ir.Document, foreign: list[ir.Event], ctx: Context) -> None:
