@@ -454,6 +454,8 @@ def test_options_and_limits_of_the_wrong_type_are_a_usage_error():
         convert(data, to="asif", options=1)  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         convert(data, to="asif", limits=1)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="artifacts_root must be a folder's path"):
+        Options(artifacts_root=5)  # type: ignore[arg-type]
 
 
 # -- the agent formats' own state ------------------------------------------------------------

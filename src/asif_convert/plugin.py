@@ -48,6 +48,8 @@ never on each other or on the registry.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -95,6 +97,9 @@ class Options:
                 raise UsageError(problem)
         kinds = (self.fail_on,) if isinstance(self.fail_on, str) else self.fail_on  # one kind, or several
         object.__setattr__(self, "fail_on", frozenset(kinds))
+        if self.artifacts_root is not None and not isinstance(self.artifacts_root, str | os.PathLike):
+            raise UsageError(f"artifacts_root must be a folder's path (str or os.PathLike), not "
+                             f"{type(self.artifacts_root).__name__}")
 
 
 @dataclass
