@@ -761,3 +761,36 @@ def test_a_fork_is_written_with_the_history_it_inherits():
              for p in ev.body.parts if isinstance(p, asif_convert.ir.TextPart) and p.text.strip()]
     assert texts and all(json.dumps(t)[1:-1] in written for t in texts)
     assert not {ref.id for x in result.losses if x.kind == "branch_not_written" for ref in x.references} & set(history)
+
+
+def test_a_long_chain_of_forks_is_written_without_exhausting_the_stack():
+    """Each of 1,500 branches forks from the one before: the history each inherits is walked in
+    a loop (forks are data, as deep as a document holds them)."""
+    doc = json.loads((GOLDEN / "05-forks.asif.json").read_text())
+    session, capture = doc["session"]["id"], doc["capture"]["id"]
+    first = doc["branches"][0]
+    chain = [{"id": f"chain-{k}", "event_ids": [], "head_event_id": None,
+              "fork": {"session_id": session, "capture_id": capture,
+                       "branch_id": f"chain-{k - 1}" if k else first["id"], "event_id": "msg-05-main-3",
+                       "inclusive": True}} for k in range(1500)]
+    doc["branches"] += chain
+    for c in doc["checkpoints"]:
+        c["status"] = "unknown"
+    del doc["session"]["agent-continuity/1"]["active_branch_id"]  # (the export's own choice)
+    doc["checkpoints"].append({**doc["checkpoints"][0], "id": "head:chain", "branch_id": "chain-1499",
+                               "at_event_id": None, "status": "active"})
+    result = convert(json.dumps(doc).encode(), to="claude-code", options=Options(validate=False))
+    texts = {e["id"]: e["data"]["parts"][0]["text"] for e in doc["events"] if e["kind"] == "message"}
+    assert [r["message"]["content"][0]["text"] for r in records(result.output)] == [
+        texts[f"msg-05-main-{k}"] for k in (1, 2, 3)]  # (what each inherits, up to the fork point)
+
+
+def test_a_fork_at_no_event_inherits_nothing():
+    doc = json.loads((GOLDEN / "05-forks.asif.json").read_text())
+    fork = next(b for b in doc["branches"] if "fork" in b and b["fork"])
+    fork["fork"]["event_id"] = None
+    session = asif_convert.load(json.dumps(doc).encode())
+    branch = asif_convert.ir.continued_branch(session)
+    assert branch.id == fork["id"]
+    assert [ev.id for ev in asif_convert.ir.continued_history(session)] == [
+        e for e in fork["event_ids"] if e in {ev.id for ev in session.events}]

@@ -498,19 +498,38 @@ def test_a_rollout_given_back_names_what_it_leaves_out():
     by_id = {ev["id"]: ev for ev in doc["events"]}
     for eid in ("line-2", "line-3"):  # a task start (kept line), a message (response item)
         by_id[eid]["extensions"] = {**by_id[eid].get("extensions", {}), "x-vendor/1": {"note": "mine"}}
-    prov = {"mode": "synthetic", "producer": "an editor", "method": "by hand", "inputs": []}
-    doc["events"].append({"id": "added", "sequence": len(doc["events"]), "actor_id": by_id["line-3"]["actor_id"],
-                          "kind": "message", "causes": [], "provenance": prov,
-                          "data": {"role": "user", "parts": [{"kind": "text", "text": "one more thing"}]}})
-    for b in doc["branches"]:
-        b["event_ids"].append("added")
-        b["head_event_id"] = "added"
-    for c in doc["checkpoints"]:
-        c["at_event_id"] = "added"
+    _add_events(doc, by_id["line-3"]["actor_id"])
     result = convert(json.dumps(doc).encode(), to="codex")
     losses = {x.id.rpartition(":")[2]: [ref.id for ref in x.references] for x in result.losses}
-    assert losses == {"unwritten": ["added"], "x-vendor/1": ["line-2", "line-3"]}
+    assert losses == {"unwritten": ["added", "noted"], "x-vendor/1": ["line-2", "line-3"]}
     assert b"one more thing" not in result.output
+
+
+def _add_events(doc: dict, actor: str) -> None:
+    """A message and a note (with a vendor's extension) added at the end of a session."""
+    prov = {"mode": "synthetic", "producer": "an editor", "method": "by hand", "inputs": []}
+    doc["events"].append({"id": "added", "sequence": len(doc["events"]), "actor_id": actor, "kind": "message",
+                          "causes": [], "provenance": prov,
+                          "data": {"role": "user", "parts": [{"kind": "text", "text": "one more thing"}]}})
+    doc["events"].append({"id": "noted", "sequence": len(doc["events"]), "actor_id": actor, "kind": "note",
+                          "causes": [], "provenance": prov, "extensions": {"x-vendor/1": {}},
+                          "data": {"category": "remark", "parts": [{"kind": "text", "text": "a remark"}]}})
+    for b in doc["branches"]:
+        b["event_ids"] += ["added", "noted"]
+        b["head_event_id"] = "noted"
+    for c in doc["checkpoints"]:
+        c["at_event_id"] = "noted"
+
+
+def test_a_rollout_that_cannot_be_given_back_says_only_what_its_new_lines_leave():
+    """When the kept lines no longer open a rollout (its header's id edited away), the session
+    is written anew: the losses of giving it back (an event left unwritten) are not said."""
+    doc = json.loads(convert(CORPUS / "codex" / "hello.jsonl", to="asif").output)
+    _add_events(doc, doc["events"][1]["actor_id"])
+    doc["codex/1"]["kept"][0][1]["payload"]["id"] = ""
+    result = convert(json.dumps(doc).encode(), to="codex")
+    assert b"one more thing" in result.output
+    assert not [x for x in result.losses if x.id.endswith(":unwritten")]
 
 
 def test_a_rollout_written_anew_names_the_state_it_leaves_behind():

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -222,13 +223,22 @@ def test_an_agent_output_names_only_the_files_of_the_parts_it_writes(to):
     assert not [x for x in convert(json.dumps(doc).encode(), to=to).losses if x.kind == "file_not_carried"]
 
 
-def test_a_file_too_long_for_the_limits_inline_is_named_not_refused():
+@pytest.mark.parametrize("packaged", [False, True], ids=["artifacts-root", "package"])
+def test_a_file_too_long_for_the_limits_inline_is_named_not_refused(packaged):
+    """A file whose data URL would be longer than --max-string is not carried (a loss names it),
+    whether the folder or the package gives it; one that fits to the character is carried."""
     from asif_convert import Limits, Options, convert
 
     pdf = (ASSETS / "assets" / "meeting-notes.pdf").read_bytes()
-    limits = Limits(max_string=len(pdf))  # (the input's strings are shorter; the PDF's base64 a third longer)
-    result = convert(ASSETS / "image-and-document.session.json", to="claude-code", limits=limits,
-                     options=Options(artifacts_root=ASSETS))
-    [loss] = [x for x in result.losses if x.kind == "file_not_carried"]
-    assert loss.references[0].id == "document" and "--max-string" in loss.explanation
-    assert b'"type":"image"' in result.output  # (the image is within them)
+    fits = len("data:application/pdf;base64,") + len(base64.b64encode(pdf))
+    source = ASSETS / "image-and-document.session.json"
+    options = Options(artifacts_root=ASSETS)
+    if packaged:
+        source, options = convert(source, to="asif", package=True, options=options).output, Options()
+    for limit, carried in ((fits, True), (fits - 1, False)):
+        result = convert(source, to="claude-code", limits=Limits(max_string=limit), options=options)
+        named = [x for x in result.losses if x.kind == "file_not_carried"]
+        assert (base64.b64encode(pdf) in result.output) is carried and (not named) is carried
+        if not carried:
+            assert named[0].references[0].id == "document" and "--max-string" in named[0].explanation
+            assert b'"type":"image"' in result.output  # (the image is within them)

@@ -14,6 +14,7 @@ from hypothesis import assume, given, note
 from hypothesis import strategies as st
 
 from asif_convert import InvalidInput, Options, UsageError, convert
+from asif_convert._pipeline import load_session
 from asif_convert._registry import get
 
 from .conftest import ASIF_EXAMPLES, CONTINUITY_FILES, ROOT, load_json
@@ -257,6 +258,11 @@ def test_a_residual_that_restores_nothing_valid_is_set_aside_and_said(payload):
     assert not [r for r in back.document["resources"] if r.get(NS, {}).get("provider") == "asif"]
     assert any(w.rule == "residual" and w.severity == "warning" for w in back.warnings)
     assert "translation:residual-set-aside" in {loss.id for loss in back.losses}
+    for refused in (lambda: convert(encode(export), to="asif", options=Options(strict=True)),
+                    lambda: load_session(encode(export), options=Options(strict=True))):  # (as request reads it)
+        with pytest.raises(InvalidInput) as exc:
+            refused()
+        assert [p.rule for p in exc.value.problems] == ["residual"]
 
 
 @pytest.mark.parametrize("payload", [

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from asif_convert import ir
+from asif_convert import Options, ir
 from asif_convert._cli.app import app
 from asif_convert._handoff import Handoff, handoff, new_id
 from asif_convert._pipeline import convert, load_session
@@ -282,3 +282,11 @@ def test_a_handoff_carries_the_files_named_by_path_from_the_folder_given(tmp_pat
     result = _cli([str(source), "--to", "codex", "--cwd", str(tmp_path), "--artifacts-root", str(CORPUS / "asif")],
                   {"HOME": str(tmp_path / "c")})
     assert result.exit_code == 0 and "file_not_carried" not in result.output
+
+
+def test_a_handoff_of_a_package_carries_its_files(tmp_path: Path):
+    package = convert(CORPUS / "asif" / "image-and-document.session.json", to="asif", package=True,
+                      options=Options(artifacts_root=CORPUS / "asif")).output
+    (tmp_path / "s.asif.zip").write_bytes(package)
+    done = handoff(tmp_path / "s.asif.zip", "claude-code", cwd=tmp_path, env={"HOME": str(tmp_path)}, dry_run=True)
+    assert not [x for x in done.losses if x.kind == "file_not_carried"]

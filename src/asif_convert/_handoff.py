@@ -87,7 +87,8 @@ def handoff(path: Path, target: str, *, cwd: Path, env: Mapping[str, str], sessi
     doc = loaded.document
     sid = session_id or new_id(data, target)
     cwd = Path(os.path.abspath(cwd))
-    ctx, not_carried = writing_context(doc, get(target), Options(artifacts_root=artifacts_root), limits or Limits())
+    ctx, not_carried = writing_context(loaded, get(target), Options(artifacts_root=artifacts_root),
+                                       limits or Limits())
     lines = written_as(str(path), _lines, doc, ctx, target, sid, cwd)
     root = store(target, env)
     where = _destination(root, target, sid, cwd, lines)

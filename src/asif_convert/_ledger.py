@@ -114,3 +114,12 @@ class Ledger:
         if not kept:
             return None
         return kept if isinstance(kept, str) else str(entry.get("target", "its record"))  # type: ignore[union-attr]
+
+
+def name_extensions(ledger: Ledger, key: str, written: list[ir.Event], own: str | None = None) -> None:
+    """A loss (the table's ``key``) for each namespace of extensions the written events hold but
+    ``own`` (the state of the format a writer gives back line for line), naming the events: a
+    writer of a format with no place for them (an agent's transcript) says they stay behind."""
+    for namespace, event_ids in ir.extensions_held(written, own).items():
+        for event_id in event_ids:
+            ledger.add(key, "event", event_id, about=namespace or '""')

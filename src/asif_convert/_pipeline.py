@@ -141,6 +141,7 @@ class Loaded:
     records: dict[str, str] = field(default_factory=dict)
     # for an input of JSON Lines whose format says it (``record_lines``): the line of each event
     lines: dict[str, int] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)  # a package's files, by their paths
 
 
 def read_session(data: DocumentInput, *, source: str | None = None, options: Options | None = None,
@@ -154,11 +155,12 @@ def read_session(data: DocumentInput, *, source: str | None = None, options: Opt
     problems = _input_problems(found.format, found.raw, options, found.name)
     ctx = new_context(options)
     doc = found.format.read(found.raw, ctx)
+    _refuse_if_strict(ctx.warnings, options, found.name)
     known = {loss.id for loss in doc.losses}
     doc.losses = doc.losses + [loss for loss in ctx.losses() if loss.id not in known]
     record_lines = getattr(found.format, "record_lines", None) if records and isinstance(found.raw, Lines) else None
     return Loaded(doc, found.name, problems + ctx.warnings, _records(found) if records else {},
-                  record_lines(doc, found.raw) if record_lines is not None else {})
+                  record_lines(doc, found.raw) if record_lines is not None else {}, found.files)
 
 
 def _records(found: _Input) -> dict[str, str]:
@@ -670,6 +672,7 @@ class _Wanted(msgspec.Struct, array_like=True):
     id: str
     size: Any
     sha256: Any
+    media_type: Any = ""
 
 
 def _wanted_in(doc: dict[str, Any]) -> dict[str, _Wanted]:
@@ -678,12 +681,13 @@ def _wanted_in(doc: dict[str, Any]) -> dict[str, _Wanted]:
                           doc["resources"][r].get("sha256")) for path, r in _path_resources(doc).items()}
 
 
-def writing_context(doc: ir.Document, dst: Format, options: Options, limits: Limits) -> tuple[Context, list[ir.Loss]]:
-    """The context a writer of ``dst`` is given for ``doc`` outside :func:`convert` (a hand-off
-    writes into a client's store): the files it carries that the artifacts folder of
-    ``options`` gives, and a ``file_not_carried`` loss for each it wants and cannot have."""
+def writing_context(loaded: Loaded, dst: Format, options: Options, limits: Limits) -> tuple[Context, list[ir.Loss]]:
+    """The context a writer of ``dst`` is given for a session read by :func:`read_session`,
+    outside :func:`convert` (a hand-off writes into a client's store): the files it carries
+    (its package's, what the artifacts folder of ``options`` gives), and a ``file_not_carried``
+    loss for each it wants and cannot have."""
     ctx = new_context(options)
-    _, ctx.embedded, not_carried, _ = _files_of(dst, doc, {}, ctx, limits, False)
+    _, ctx.embedded, not_carried, _ = _files_of(dst, loaded.document, loaded.files, ctx, limits, False)
     return ctx, not_carried
 
 
@@ -697,7 +701,7 @@ def _files_of(dst: Format, doc: ir.Document, files: dict[str, bytes], ctx: Conte
     inline = files_inline(dst)
     used = ir.resources_used(ir.continued_history(doc)) if inline else None
     wanted = {} if package else _wanted(doc.resources, used)
-    files, not_carried = _files_at_hand(wanted, files, ctx.files, limits.max_string * 3 // 4 if inline else None)
+    files, not_carried = _files_at_hand(wanted, files, ctx.files, limits.max_string if inline else None)
     return wanted, files, not_carried, {} if inline else artifact_files(doc.resources, files,
                                                                          every=dst.name != "asif")
 
@@ -709,8 +713,13 @@ def _wanted(resources: list[ir.Resource], used: set[str] | None = None) -> dict[
     for r, res in enumerate(resources):
         if res.availability == "embedded" and isinstance(res.path, str) and res.path not in out \
                 and (used is None or res.id in used):
-            out[res.path] = _Wanted(r, res.id, res.bytes, res.sha256)
+            out[res.path] = _Wanted(r, res.id, res.bytes, res.sha256, res.media_type)
     return out
+
+
+def _inline_length(content: bytes, want: _Wanted) -> int:
+    """The length of ``content`` written inline at the most: as a base64 data URL."""
+    return len(f"data:{want.media_type};base64,") + 4 * -(-len(content) // 3)
 
 
 def _file_bytes(path: str, want: _Wanted, files: dict[str, bytes], folder: ArtifactFiles | None,
@@ -736,14 +745,15 @@ def _files_at_hand(wanted: dict[str, _Wanted], files: dict[str, bytes], folder: 
                    inline_max: int | None = None) -> tuple[dict[str, bytes], list[ir.Loss]]:
     """``files`` with the bytes of every file in ``wanted`` that can be had, and one
     ``file_not_carried`` loss per file that cannot: the output names a file that does not come
-    with it (docs/packages.md, *Files named by path*). ``inline_max``: the most bytes a file
-    written inline as base64 may have (its string within the output's limits)."""
+    with it (docs/packages.md, *Files named by path*). ``inline_max``: the longest string the
+    output may hold (``--max-string``), for a file written inline as a base64 data URL."""
     out, losses = dict(files), []
     for path, want in wanted.items():
         content, why = _file_bytes(path, want, out, folder)
-        if content is not None and inline_max is not None and len(content) > inline_max:
+        if content is not None and inline_max is not None and _inline_length(content, want) > inline_max:
             why = f"its {len(content):,} bytes, written inline as base64, would be a longer string than --max-string"
             content = None
+            out.pop(path, None)  # (a package's member too: not to be written inline after all)
         if content is None:
             losses.append(ir.Loss(id=f"translation:file-not-carried:{path}", stage="translation",
                                   kind=FILE_NOT_CARRIED, scope="resources",

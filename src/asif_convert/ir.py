@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Mapping
+from itertools import pairwise
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -644,25 +645,30 @@ def continued_branch(doc: Document) -> Branch | None:
 
 def continued_history(doc: Document) -> list[Event]:
     """The events a session written for an agent continues: its ``continued_branch``'s, after
-    what that branch inherits from the branch it forked from, up to the fork point (recursively;
-    a fork from a branch this document does not hold, or in a cycle, inherits nothing). Every
-    event without branches when the session has none."""
+    what that branch inherits from the branch it forked from, up to the fork point (and so on up
+    the chain; a fork from a branch this document does not hold, or in a cycle, inherits
+    nothing; one at no event, ``None``, is before the parent's first). Every event without
+    branches when the session has none."""
     by_id = {ev.id: ev for ev in doc.events}
     selected = continued_branch(doc)
     if selected is None:
         return list(doc.events)
     branches = {b.id: b for b in doc.branches}
-
-    def chain(branch: Branch, seen: frozenset[str]) -> list[str]:
-        fork = branch.fork if isinstance(branch.fork, Fork) else None
-        if fork is None or fork.branch_id not in branches or fork.branch_id in seen:
-            return list(branch.event_ids)
-        inherited = chain(branches[fork.branch_id], seen | {branch.id})
-        if fork.event_id in inherited:
-            inherited = inherited[:inherited.index(fork.event_id) + (1 if fork.inclusive else 0)]
-        return [*inherited, *(e for e in branch.event_ids if e not in inherited)]
-
-    return [by_id[e] for e in chain(selected, frozenset()) if e in by_id]
+    lineage, seen = [selected], {selected.id}  # the branch, the one it forked from, ... (a loop: chains are data)
+    while isinstance(fork := lineage[-1].fork, Fork) and fork.branch_id in branches and fork.branch_id not in seen:
+        lineage.append(branches[fork.branch_id])
+        seen.add(fork.branch_id)
+    history = list(lineage[-1].event_ids)
+    for parent, child in pairwise(reversed(lineage)):
+        fork = child.fork
+        assert isinstance(fork, Fork) and fork.branch_id == parent.id
+        if fork.event_id is None:  # (it left before the parent's first event: it inherits nothing)
+            history = []
+        elif fork.event_id in history:
+            history = history[:history.index(fork.event_id) + (1 if fork.inclusive else 0)]
+        held = set(history)
+        history += [e for e in child.event_ids if e not in held]
+    return [by_id[e] for e in history if e in by_id]
 
 
 def superseded_calls(events: Iterable[Event]) -> set[str]:
@@ -678,8 +684,8 @@ def superseded_calls(events: Iterable[Event]) -> set[str]:
 
 
 def resources_used(events: Iterable[Event]) -> set[str]:
-    """The ids of the resources the events' parts show (a message's, a result's, a note's)."""
-    return {p.resource_id for ev in events for p in getattr(ev.body, "parts", None) or ()  # (may be unset)
+    """The ids of the resources the parts of the events' messages and tool results show."""
+    return {p.resource_id for ev in events if isinstance(ev.body, Message | ToolResult) for p in ev.body.parts
             if isinstance(p, ResourcePart)}
 
 

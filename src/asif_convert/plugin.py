@@ -49,7 +49,6 @@ never on each other or on the registry.
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol

@@ -105,8 +105,8 @@ QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Print nothing on 
 ToOpt = Annotated[str, typer.Option("--to", metavar="FORMAT", help="Target format (see 'formats').")]
 FromOpt = Annotated[str | None, typer.Option("--from", metavar="FORMAT",
                                              help="Force the input format (default: detected).")]
-StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with referential problems instead of "
-                                                         "recording them as losses.")]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Refuse inputs with referential problems, and what the "
+                                                         "conversion warns of, instead of recording them as losses.")]
 CompactOpt = Annotated[bool, typer.Option("--compact", help="Write compact JSON instead of indented JSON.")]
 NoValidateOpt = Annotated[bool, typer.Option("--no-validate", help="Skip validating the output (trusted batch runs).")]
 OnLossOpt = Annotated[LossPolicy, typer.Option(

@@ -290,9 +290,14 @@ def _resource_block(res: dict[str, Any]) -> dict[str, Any]:
         source = {"type": "url", "url": res.get("locator", "")}
     else:  # an id of the provider's Files API
         source = {"type": "file", "file_id": res["locator"]}
-    block = {"type": media, "source": source}
-    if media == "document" and isinstance(res.get("name"), str) and res["name"]:
-        block["title"] = res["name"]
+    return titled({"type": media, "source": source}, res.get("name"))
+
+
+def titled(block: dict[str, Any], name: Any) -> dict[str, Any]:
+    """A media block with its resource's name as its title, when it is a document (the API
+    shows the model a document's title; an image has none) and the name is a non-empty string."""
+    if block["type"] == "document" and isinstance(name, str) and name:
+        block["title"] = name
     return block
 
 

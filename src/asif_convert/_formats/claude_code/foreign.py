@@ -22,7 +22,7 @@ from asif_convert._dialects.common import Pieces
 from asif_convert._errors import InvalidInput, Problem
 from asif_convert._formats.claude_code import media
 from asif_convert._formats.claude_code.records import TOOL_USE_RESULT
-from asif_convert._ledger import Ledger
+from asif_convert._ledger import Ledger, name_extensions
 
 EPOCH = "1970-01-01T00:00:00.000Z"
 SYNTHETIC_MODEL = "<synthetic>"
@@ -203,16 +203,8 @@ def write(doc: ir.Document, ledger: Ledger, files: Mapping[str, bytes]) -> list[
             f"nothing in this session can be a Claude Code transcript: {where} holds no message, call or result "
             "Claude Code could resume"))], doc.session.id)
     _timestamp_the_leaf(writer.out, ledger, events)
-    name_extensions([ev for ev in events if ev.id in writer.wrote], ledger)
+    name_extensions(ledger, "events[].extensions", [ev for ev in events if ev.id in writer.wrote])
     return writer.out
-
-
-def name_extensions(written: list[ir.Event], ledger: Ledger, own: str | None = None) -> None:
-    """A loss for each namespace of extensions the written events hold (a record has no place for
-    them; claude-code/1 too, in a transcript written anew), but ``own``, naming the events."""
-    for namespace, event_ids in ir.extensions_held(written, own).items():
-        for event_id in event_ids:
-            ledger.add("events[].extensions", "event", event_id, about=namespace or '""')
 
 
 def _timestamp_the_leaf(out: list[dict[str, Any]], ledger: Ledger, events: list[ir.Event]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from asif_convert import ir
+from asif_convert._dialects import anthropic
 
 IMAGES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 PDF = "application/pdf"
@@ -17,10 +18,7 @@ def block(res: ir.Resource | None) -> tuple[dict[str, Any] | None, str]:
     """The block, and what was adapted (""), or None and why it has none. A document keeps its
     resource's name as its title (what the model is shown of it; an image block has no name)."""
     made, adapted = _block(res)
-    if made is not None and made["type"] == "document" and res is not None and isinstance(res.name, str) \
-            and res.name.strip():
-        made["title"] = res.name
-    return made, adapted
+    return (anthropic.titled(made, res.name) if made is not None and res is not None else made), adapted
 
 
 def _block(res: ir.Resource | None) -> tuple[dict[str, Any] | None, str]:

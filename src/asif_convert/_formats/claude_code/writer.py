@@ -12,7 +12,7 @@ from typing import Any
 from asif_convert import ir
 from asif_convert._errors import InvalidInput, Problem
 from asif_convert._formats.claude_code import NAMESPACE, foreign, records
-from asif_convert._ledger import Ledger
+from asif_convert._ledger import Ledger, name_extensions
 
 
 def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem],
@@ -35,7 +35,8 @@ def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem],
         written.update(m.id for m in group)
         if home.r[0].f is not None:  # a subagent's own file
             ledger.add("records[].companion", "event", group[0].id, about=home.r[0].f)
-    foreign.name_extensions([ev for ev in doc.events if ev.id in written], ledger, NAMESPACE)
+    own_file = {m.id for home, group in grouped if home.r[0].f is None for m in group}
+    name_extensions(ledger, "events[].extensions", [ev for ev in doc.events if ev.id in own_file], NAMESPACE)
     for ev in doc.events:
         if ev.id not in written:  # added since: it has no record
             ledger.add("events[].unwritten", "event", ev.id)

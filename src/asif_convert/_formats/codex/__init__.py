@@ -58,12 +58,7 @@ class CodexFormat:
 
     def record_lines(self, doc: ir.Document, lines: Lines) -> dict[str, int]:
         """The line each event was read from: its id says it (``line-<n>``, ``line-<n>/...``)."""
-        out = {}
-        for ev in doc.events:
-            number = ev.id.removeprefix("line-").partition("/")[0].partition("#")[0]
-            if ev.id.startswith("line-") and number.isdigit():
-                out[ev.id] = int(number)
-        return out
+        return {ev.id: number for ev in doc.events if (number := reader.line_of(ev.id)) is not None}
 
     def read(self, lines: Lines, ctx: Context) -> ir.Document:
         return reader.Reader(lines, ctx).read()

@@ -19,6 +19,7 @@ from asif_convert._codec import codec_for
 from asif_convert._dialects import openai_responses
 from asif_convert._dialects.common import REASONING, Pieces
 from asif_convert._formats.codex.reader import NAMESPACE
+from asif_convert._ledger import name_extensions
 from asif_convert._version import __version__
 from asif_convert.plugin import Context, Ledger, load_mapping
 
@@ -82,7 +83,7 @@ class Fresh:
                 self.lines.append({"timestamp": self.time, "type": "response_item", "payload": item})
         if not known:
             self.ledger.add("time")
-        name_extensions(written, self.ledger)
+        name_extensions(self.ledger, "extensions", written)
         return self.lines
 
     def _items(self, ev: ir.Event, calls: set[str], answered: set[str]) -> list[dict[str, Any]]:
@@ -145,14 +146,6 @@ class Fresh:
         res = self.resources.get(part.resource_id)
         return isinstance(res, dict) and str(res.get("media_type", "")).startswith("image/") \
             and isinstance(res.get("data"), str)
-
-
-def name_extensions(written: list[ir.Event], ledger: Ledger, own: str | None = None) -> None:
-    """A loss for each namespace of extensions the written events hold (a rollout line has no
-    place for them; codex/1 too, in a rollout written anew), but ``own``, naming the events."""
-    for namespace, event_ids in ir.extensions_held(written, own).items():
-        for event_id in event_ids:
-            ledger.add("extensions", "event", event_id, about=namespace or '""')
 
 
 def write(doc: ir.Document, ctx: Context, session_id: str | None = None, cwd: str | None = None) -> list[Any]:

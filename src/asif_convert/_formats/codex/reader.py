@@ -313,6 +313,13 @@ def _exit_codes(lines: Lines, gen: str) -> dict[str, int]:
     return found
 
 
+def line_of(event_id: str) -> int | None:
+    """The line number an event's id says it was read from (``line-<n>``, ``line-<n>/...``,
+    ``line-<n>#k``): the reader's own ids; None for an id of another form (an event added since)."""
+    number = event_id.removeprefix("line-").partition("/")[0].partition("#")[0]
+    return int(number) if event_id.startswith("line-") and number.isdigit() else None
+
+
 def render_item(codec: Any, role: str, events: list[ir.Event],
                 resources: list[ir.Resource] | dict[str, dict[str, Any]], state: dict[str, Any]) -> Any:
     """The item the dialect renders for a line's events in the line's style, with the output

@@ -20,7 +20,8 @@ from asif_convert._dialects.common import Style
 from asif_convert._dialects.difference import Difference
 from asif_convert._errors import Problem
 from asif_convert._formats.codex import fresh
-from asif_convert._formats.codex.reader import NAMESPACE, generation, render_item
+from asif_convert._formats.codex.reader import NAMESPACE, generation, line_of, render_item
+from asif_convert._ledger import name_extensions
 from asif_convert.plugin import Context, load_mapping
 
 
@@ -30,6 +31,7 @@ def write(doc: ir.Document, ctx: Context) -> list[Any]:
             and isinstance(native.get("kept"), list) and type(native.get("lines")) is int:
         lines = _back(doc, ctx, native)
         if lines and _opens_a_rollout(lines[0]):
+            _name_what_is_left(doc, ctx)
             return lines
         # (an edited state whose lines no longer open with the session's header: the session
         # is written as any other, with the header and losses a fresh rollout has)
@@ -77,23 +79,26 @@ def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
             continue
         out.append(_line(codec, group, resources, legacy, state or {}))
     out += [_line(codec, group, resources, legacy, state or {}) for group, state in groups]  # items added after reading
-    _name_what_is_left(doc, {ev.id for group in listed for ev in group}, ctx)
     return out
 
 
-def _name_what_is_left(doc: ir.Document, grouped: set[str], ctx: Context) -> None:
-    """Losses for a rollout given back line for line: an event added since with no line of its
-    own (a message, call or result without codex/1 state) is not written; the events that are
-    (their lines, or the kept lines they were read from) lose their other extensions."""
-    added = [ev for ev in doc.events if ev.id not in grouped and isinstance(ev.body, ir.Message | ir.ToolCall
-                                                                              | ir.ToolResult)]
-    kept = [ev for ev in doc.events if ev not in added]
-    if not added and not ir.extensions_held(kept, NAMESPACE):
+def _name_what_is_left(doc: ir.Document, ctx: Context) -> None:
+    """Losses for a rollout given back line for line: an event with no line of its own (added
+    since: a message, call or result without codex/1 state, or any other event the reader did
+    not read from a line) is not written; the events that are (their lines, or the kept lines
+    they were read from) lose their other extensions."""
+    grouped = {ev.id for group in _groups(doc.events) for ev in group}
+    items = ir.Message | ir.ToolCall | ir.ToolResult
+    unwritten = {ev.id for ev in doc.events
+                 if ev.id not in grouped and (isinstance(ev.body, items) or line_of(ev.id) is None)}
+    written = [ev for ev in doc.events if ev.id not in unwritten]
+    if not unwritten and not ir.extensions_held(written, NAMESPACE):
         return
     ledger = ctx.ledger(load_mapping(fresh.TABLE_PATH))
-    for ev in added:
-        ledger.add("unwritten", "event", ev.id)
-    fresh.name_extensions(kept, ledger, NAMESPACE)
+    for ev in doc.events:
+        if ev.id in unwritten:
+            ledger.add("unwritten", "event", ev.id)
+    name_extensions(ledger, "extensions", written, NAMESPACE)
 
 
 def _warn_of_foreign_states(doc: ir.Document, foreign: list[ir.Event], ctx: Context) -> None:
