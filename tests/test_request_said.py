@@ -76,8 +76,9 @@ def test_a_base64_text_document_goes_to_anthropic_as_a_text_source():
         {"type": "input_text", "text": "read"},
         {"type": "input_file", "filename": "n.md", "file_data": f"data:text/markdown;base64,{data}"}]}]))
     result = _request(doc, "anthropic-messages")
-    assert result.body["messages"][0]["content"][1] == {
-        "type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes: é"}}
+    assert result.body["messages"][0]["content"][1] == {  # (its file name, the document's title)
+        "type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes: é"},
+        "title": "n.md"}
     assert "part_dropped" not in _kinds(result) and "media_adapted" in _kinds(result)  # (text/markdown)
 
 

@@ -175,7 +175,7 @@ def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> dict[str, Any] | None:
         source = {"type": "url", "url": m.value}
     else:
         source = {"type": "file", "file_id": m.value}
-    return {"type": kind, "source": source}
+    return {"type": kind, "source": source, **({"title": m.name} if kind == "document" and m.name else {})}
 
 
 def _decoded(m: Media) -> str | None:

@@ -151,6 +151,9 @@ def _media(r: Renderer, p: ir.ResourcePart, i: Input) -> list[dict[str, Any]]:
     m = r.media(p, i)
     if m is None:
         return []  # (its loss says why)
+    if m.name and not m.image:
+        r.loss("media_adapted", "document title", "a document's name (its title) is not sent: the API takes no "
+               "name for a file's data", i.id)
     if m.source == "base64":
         return [{"inline_data": {"mime_type": m.media_type, "data": m.value}}]
     if m.source == "text":
