@@ -12,6 +12,11 @@ lines, and ``batch`` over many sessions in the client's own layout.
   with ``--no-validate``, and without it; ``back``: the ASIF output written as claude-code again
   (``--no-validate``). Each a fresh process under ``/usr/bin/time`` (wall, CPU, peak RSS),
   the median of ``--reps``, each ratio against the floor of its own repetition.
+- ``continuity, standard export`` / ``continuity, the transcript's density``: the continuity
+  reader (``from-continuity --compact --no-validate``) in the same repetitions, on the
+  generator's standard export of the same size and on a compact one with as many records per
+  MB as the transcript (``continuity_twin``), each against the floor of its own file: the
+  multiple a transcript's is to be set beside (``records_per_mb`` says each file's density).
 - ``batch``: ``--sessions`` small sessions (a tenth with a ``subagents/`` folder) in
   ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --no-resume``
   at ``-j 1`` and ``-j 2``: files per second (best of ``--reps``).
@@ -29,11 +34,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from process import timed  # noqa: E402  (beside this file)
+from generate import continuity_export, dense_export  # noqa: E402  (beside this file)
+from generate import encode as encode_export  # noqa: E402
+from process import FLOOR as DOCUMENT_FLOOR  # noqa: E402
+from process import timed  # noqa: E402
 
 MB = 1_000_000
 FLOOR = ("import sys, msgspec\n"
@@ -100,6 +109,33 @@ def generate(path: Path, mb: float) -> None:
     _write(path, _records(SESSION, max(1, int(mb * MB / one))))
 
 
+def records_per_mb(path: Path) -> float:
+    """A file's records per MB: a transcript's lines, an export's list items (messages, events...)."""
+    data = path.read_bytes()
+    if path.suffix == ".jsonl":
+        count = sum(1 for line in data.split(b"\n") if line.strip())
+    else:
+        count = sum(len(v) for v in json.loads(data).values() if isinstance(v, list))
+    return count / (len(data) / MB)
+
+
+def continuity_twin(path: Path, mb: float, density: float) -> None:
+    """A compact continuity export of about ``mb`` MB with ``density`` records per MB (a
+    transcript's): the generator's session with its texts cut to the length that gives that
+    density, found on small samples. The continuity reader's multiple on it is the one to set
+    beside the transcript's: a reader's multiple of the floor grows with records per byte
+    (its work is per record, the floor's per byte)."""
+    def density_of(chars: int) -> float:
+        doc = dense_export(seed=11, messages=3000, chars=chars, compact=True)
+        return sum(len(v) for v in doc.values() if isinstance(v, list)) / (len(encode_export(doc, True)) / MB)
+
+    lo, hi = 40, 20_000  # text lengths: density falls as they grow
+    while hi - lo > 8:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if density_of(mid) > density else (lo, mid)
+    path.write_bytes(encode_export(dense_export(int(mb * MB), chars=hi, compact=True), True))
+
+
 def generate_projects(root: Path, sessions: int) -> None:
     """``sessions`` sessions of a few turns, ten per project folder; every tenth with a subagent."""
     for k in range(sessions):
@@ -113,27 +149,38 @@ def generate_projects(root: Path, sessions: int) -> None:
                    [dict(r, isSidechain=True, agentId="a1") for r in _records(sid[:9] + "a", 1)])
 
 
-def large(cli: str, path: Path, reps: int) -> dict:
-    out = {}
+def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
+    """The transcript's conversions, and the continuity reader on each export of ``beside``, in
+    every repetition, each against the floor of its own file in that repetition."""
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        asif, back = Path(tmp) / "o.asif.json", Path(tmp) / "o.jsonl"
+        asif, back, floor = Path(tmp) / "o.asif.json", Path(tmp) / "o.jsonl", Path(tmp) / "floor"
         runs: dict[str, list[dict]] = {k: [] for k in ("floor", "convert", "convert+validate", "back")}
+        for name in beside:
+            runs[f"{name} floor"], runs[name] = [], []
         for _ in range(reps):
-            runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(Path(tmp) / "floor")]))
+            runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(floor)]))
             runs["convert"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif), "--compact",
                                           "--no-validate"]))
             runs["convert+validate"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif),
                                                    "--compact"]))
             runs["back"].append(timed([cli, "convert", str(asif), "--to", "claude-code", "-o", str(back),
                                        "--no-validate"]))
-        size = path.stat().st_size
-        for name, got in runs.items():
-            ratios = [r["wall"] / f["wall"] for r, f in zip(got, runs["floor"], strict=True)]
-            cpu = [r["cpu"] / f["cpu"] for r, f in zip(got, runs["floor"], strict=True)]
-            out[name] = {"wall": statistics.median(r["wall"] for r in got), "x_floor": statistics.median(ratios),
-                         "cpu": statistics.median(r["cpu"] for r in got), "cpu_x_floor": statistics.median(cpu),
-                         "rss_x_input": statistics.median(r["rss_kib"] * 1024 / size for r in got)}
+            for name, export in beside.items():
+                runs[f"{name} floor"].append(timed([sys.executable, "-c", DOCUMENT_FLOOR, str(export), str(floor)]))
+                runs[name].append(timed([cli, "from-continuity", str(export), "-o", str(asif), "--compact",
+                                         "--no-validate"]))
         out["exact"] = back.read_bytes() == path.read_bytes()
+    density = {source: round(records_per_mb(source)) for source in (path, *beside.values())}
+    for name, got in runs.items():
+        source = beside.get(name.removesuffix(" floor"), path)
+        floors = runs[f"{name.removesuffix(' floor')} floor"] if source is not path else runs["floor"]
+        ratios = [r["wall"] / f["wall"] for r, f in zip(got, floors, strict=True)]
+        cpu = [r["cpu"] / f["cpu"] for r, f in zip(got, floors, strict=True)]
+        out[name] = {"wall": statistics.median(r["wall"] for r in got), "x_floor": statistics.median(ratios),
+                     "cpu": statistics.median(r["cpu"] for r in got), "cpu_x_floor": statistics.median(cpu),
+                     "rss_x_input": statistics.median(r["rss_kib"] * 1024 / source.stat().st_size for r in got),
+                     "records_per_mb": density[source], "ratios": [round(r, 2) for r in ratios]}
     return out
 
 
@@ -172,7 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     path = data / f"claude-code-{args.mb:g}mb.jsonl"
     if not path.exists():
         generate(path, args.mb)
-    figures = {"input_bytes": path.stat().st_size, "large": large(args.cli, path, args.reps),
+    beside = {"continuity, standard export": data / f"continuity-{args.mb:g}mb.json",
+              "continuity, the transcript's density": data / f"continuity-twin-{args.mb:g}mb.json"}
+    if not beside["continuity, standard export"].exists():
+        beside["continuity, standard export"].write_bytes(encode_export(continuity_export(int(args.mb * MB))))
+    if not beside["continuity, the transcript's density"].exists():
+        continuity_twin(beside["continuity, the transcript's density"], args.mb, records_per_mb(path))
+    figures = {"input_bytes": path.stat().st_size, "large": large(args.cli, path, args.reps, beside),
                "batch": batch(args.cli, args.sessions, args.reps, args.workers), "sessions": args.sessions,
                "cpus": os.cpu_count()}
     print(json.dumps(figures, indent=2))

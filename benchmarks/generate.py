@@ -342,16 +342,24 @@ def continuity_export(size_bytes: int, seed: int = 7) -> dict[str, Any]:
     return _Session(seed, size_bytes).build()
 
 
-def dense_export(size_bytes: int | None = None, seed: int = 11, messages: int | None = None) -> dict[str, Any]:
+def dense_export(size_bytes: int | None = None, seed: int = 11, messages: int | None = None, chars: int = 40,
+                 compact: bool = False) -> dict[str, Any]:
     """A record-dense export: the session shape above (both dialects, forks, some from forks)
-    with one-line texts, so that records, not text, make its size; grown until it holds
-    ``messages`` messages, or until it is about ``size_bytes`` indented (short records indent
-    to about 1.41x their compact size; 60,000 messages are about 48 MB compact)."""
+    with texts of at most ``chars`` characters (one line by default), so that records, not text,
+    make its size; grown until it holds ``messages`` messages, or until it is about
+    ``size_bytes`` indented, or compact with ``compact`` (short records indent to about 1.41x
+    their compact size; 60,000 messages are about 48 MB compact)."""
     session = _Session(seed, 1 << 62)
-    session.text.prose = lambda lo, hi: session.text._sentence()[:40]  # type: ignore[method-assign]
-    session.text.output = lambda lo, hi: session.text.lines[0][:40]  # type: ignore[method-assign]
+    if chars > 40:  # texts of their usual length, cut
+        prose, output = session.text.prose, session.text.output
+        session.text.prose = lambda lo, hi: prose(lo, hi)[:chars]  # type: ignore[method-assign]
+        session.text.output = lambda lo, hi: output(lo, hi)[:chars]  # type: ignore[method-assign]
+    else:
+        session.text.prose = lambda lo, hi: session.text._sentence()[:chars]  # type: ignore[method-assign]
+        session.text.output = lambda lo, hi: session.text.lines[0][:chars]  # type: ignore[method-assign]
     session.target = 0
-    budget = size_bytes / 1.41 if size_bytes is not None else 0  # compact bytes that indent to about the size
+    # compact bytes (that indent to about the size)
+    budget = (size_bytes if compact else size_bytes / 1.41) if size_bytes is not None else 0
     branch, fork_left = session.main, 0
     while (len(session.messages) < messages) if messages is not None else (session.size < budget):
         if fork_left == 0:
