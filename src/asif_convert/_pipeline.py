@@ -696,8 +696,8 @@ def _files_of(dst: Format, doc: ir.Document, files: dict[str, bytes], ctx: Conte
     """The files the output wants of those the session embeds by path, what it has of them (the
     input's, with the artifacts folder's), a ``file_not_carried`` loss each for the rest, and
     what ``--artifacts-out`` writes. An output that carries them inline (an agent's transcript)
-    wants the files of the parts it writes alone, within ``--max-string`` as base64, and has
-    no artifacts of its own."""
+    wants only the files the messages and tool results of the history it continues show, each
+    within ``--max-string`` as a base64 data URL, and has no artifacts of its own."""
     inline = files_inline(dst)
     used = ir.resources_used(ir.continued_history(doc)) if inline else None
     wanted = {} if package else _wanted(doc.resources, used)
