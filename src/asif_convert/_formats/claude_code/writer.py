@@ -15,11 +15,9 @@ from asif_convert._formats.claude_code import NAMESPACE, foreign, records
 from asif_convert._ledger import Ledger, name_extensions
 
 
-def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem],
-          files: Mapping[str, bytes] | None = None) -> list[Any]:
+def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem], files: Mapping[str, bytes]) -> list[Any]:
     """``files``: the bytes of the files the session embeds by path, where the user's folder gave
     them (a transcript written from the session's events carries them inline)."""
-    files = files or {}
     if NAMESPACE not in doc.native:
         return foreign.write(doc, ledger, files)
     try:
@@ -31,11 +29,13 @@ def write(doc: ir.Document, ledger: Ledger, warnings: list[Problem],
     out = [record for _, record in rendered]
     warnings += _unresumable(doc, grouped, rendered)
     written: set[str] = set()
+    own_file: set[str] = set()  # (the events of the session's file: a subagent's is not written)
     for home, group in grouped:
         written.update(m.id for m in group)
-        if home.r[0].f is not None:  # a subagent's own file
+        if home.r[0].f is not None:
             ledger.add("records[].companion", "event", group[0].id, about=home.r[0].f)
-    own_file = {m.id for home, group in grouped if home.r[0].f is None for m in group}
+        else:
+            own_file.update(m.id for m in group)
     name_extensions(ledger, "events[].extensions", [ev for ev in doc.events if ev.id in own_file], NAMESPACE)
     for ev in doc.events:
         if ev.id not in written:  # added since: it has no record

@@ -29,9 +29,9 @@ def write(doc: ir.Document, ctx: Context) -> list[Any]:
     native = doc.native.get(NAMESPACE)
     if isinstance(native, dict) and native.get("generation") in ("rollout", "legacy") \
             and isinstance(native.get("kept"), list) and type(native.get("lines")) is int:
-        lines = _back(doc, ctx, native)
+        lines, grouped = _back(doc, ctx, native)
         if lines and _opens_a_rollout(lines[0]):
-            _name_what_is_left(doc, ctx)
+            _name_what_is_left(doc, grouped, ctx)
             return lines
         # (an edited state whose lines no longer open with the session's header: the session
         # is written as any other, with the header and losses a fresh rollout has)
@@ -57,7 +57,8 @@ def _groups(events: list[ir.Event]) -> list[list[ir.Event]]:
     return groups
 
 
-def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
+def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> tuple[list[Any], set[str]]:
+    """The lines given back, and the ids of the events they were rendered from."""
     codec = codec_for(ctx.namespaces)
     resources = {r.id: codec.dump(r) for r in doc.resources}
     kept = {entry[0]: entry[1] for entry in native["kept"]
@@ -79,15 +80,14 @@ def _back(doc: ir.Document, ctx: Context, native: dict[str, Any]) -> list[Any]:
             continue
         out.append(_line(codec, group, resources, legacy, state or {}))
     out += [_line(codec, group, resources, legacy, state or {}) for group, state in groups]  # items added after reading
-    return out
+    return out, {ev.id for group in listed for ev in group}
 
 
-def _name_what_is_left(doc: ir.Document, ctx: Context) -> None:
+def _name_what_is_left(doc: ir.Document, grouped: set[str], ctx: Context) -> None:
     """Losses for a rollout given back line for line: an event with no line of its own (added
     since: a message, call or result without codex/1 state, or any other event the reader did
     not read from a line) is not written; the events that are (their lines, or the kept lines
     they were read from) lose their other extensions."""
-    grouped = {ev.id for group in _groups(doc.events) for ev in group}
     items = ir.Message | ir.ToolCall | ir.ToolResult
     unwritten = {ev.id for ev in doc.events
                  if ev.id not in grouped and (isinstance(ev.body, items) or line_of(ev.id) is None)}
