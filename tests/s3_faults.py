@@ -5,6 +5,7 @@ through unchanged."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import threading
@@ -30,6 +31,9 @@ class FaultyProxy:
         self.upstream = urlsplit(upstream)
         self.plan = plan
         self.lock = threading.Lock()
+        # conditional writes go on one at a time: S3 decides them atomically, moto's threaded
+        # server checks and then writes, so two racing creates can both succeed under load
+        self.conditional = threading.Lock()
         self.puts = 0  # uploads of outputs seen
         self.per_key: dict[str, int] = {}
         # ("list", path), ("head", key), ("get", key) and ("put", key) of outputs, as they came
@@ -123,6 +127,11 @@ def _handler(proxy: FaultyProxy) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
 
         def _forward(self, body: bytes) -> None:
+            conditional = "If-None-Match" in self.headers or "If-Match" in self.headers
+            with proxy.conditional if conditional else contextlib.nullcontext():
+                self._send_on(body)
+
+        def _send_on(self, body: bytes) -> None:
             conn = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=60)
             try:
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
