@@ -146,3 +146,32 @@ def test_a_home_as_json_is_what_msgspec_makes_of_it(slots: list[records.Slot], g
     what msgspec says of the struct, key for key and in order."""
     home = records.Home(r=slots, g=g, o=o)
     assert json.dumps(home.json()) == json.dumps(msgspec.to_builtins(home))
+
+
+_OWN = ("parentUuid", "uuid", "timestamp", "message", "type", "toolUseResult", "sourceToolAssistantUUID")
+
+
+@given(st.lists(st.sampled_from([*_OWN, "cwd", "version", "slug"]), unique=True),
+       st.sampled_from(["user", "user:result", "assistant"]), st.none() | texts, st.none() | texts,
+       st.none() | texts, st.just(msgspec.UNSET) | json_values(1))
+def test_a_rendering_takes_the_members_and_order_of_the_record_before(keys, kind, uuid, time, source, tur):
+    """The differences kept in documents were taken against this rendering: it must stay the
+    record before, its members overwritten by the ones the events say (in place, else after
+    it, in the order below), without the ones of them this record lacks."""
+    message = {"id": "m", "type": "message", "role": "assistant", "model": "x", "content": []} \
+        if kind == "assistant" else {"role": "user", "content": "y"}
+    before = {k: f"before-{k}" for k in keys} | {"message": dict(message, model="before")}
+    partial = records.Partial(n=0, f=None, kind=kind, message=message, uuid=uuid, time=time, tool_use_result=tur,
+                              source=source)
+    envelope = records.Envelope()
+    envelope.last_uuid = "parent"
+    envelope.template = {kind: before}
+    said = {"parentUuid": "parent", "type": kind.partition(":")[0],
+            "message": envelope._message(partial, before["message"])}
+    said |= {k: v for k, v in (("uuid", uuid), ("timestamp", time)) if v is not None}
+    said |= {"toolUseResult": tur} if tur is not msgspec.UNSET else {}
+    said |= {"sourceToolAssistantUUID": source} if source is not None else {}
+    expected = {**before, **said}
+    for k in set(before) & set(_OWN) - set(said):
+        del expected[k]
+    assert json.dumps(envelope.canonical(partial)) == json.dumps(expected)

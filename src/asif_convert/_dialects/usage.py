@@ -47,6 +47,9 @@ def insert(rendered: Any, counters: Counters, fresh: bool = False) -> Any:
     out = rendered if fresh else dict(rendered)
     usage = out["usage"] = dict(out["usage"]) if isinstance(out.get("usage"), dict) else {}
     for unit, value in counters:
+        if "." not in unit:  # (most counters: a key of usage itself)
+            usage[unit] = value
+            continue
         *path, last = unit.split(".")
         node = usage
         for step in path:

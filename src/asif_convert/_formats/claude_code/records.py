@@ -30,9 +30,6 @@ RECORD_TYPE = f"{NAMESPACE}:"  # prefix of an extension event's type: the record
 SUMMARY_CATEGORY = "compaction_summary"  # the note that holds a compaction's summary
 _Count = Annotated[int, Meta(ge=0)]
 _convert = msgspec.convert
-# Envelope keys a record's own events say (or that belong to one record only): not taken from
-# the record before.
-_OWN = frozenset(("parentUuid", "uuid", "timestamp", "message", "type", "toolUseResult", "sourceToolAssistantUUID"))
 
 
 class Slot(msgspec.Struct, omit_defaults=True):
@@ -324,22 +321,19 @@ class Envelope:
             return p.verbatim if isinstance(p.verbatim, dict) else {"type": p.kind}
         template = self.template.get(p.kind) or self.template.get(p.kind.partition(":")[0]) or \
             self.template.get("*") or {}
-        own: dict[str, Any] = {"parentUuid": self.last_uuid, "type": p.kind.partition(":")[0],
-                               "message": self._message(p, template.get("message"))}
-        if p.uuid is not None:
-            own["uuid"] = p.uuid
-        if p.time is not None:
-            own["timestamp"] = p.time
-        if p.tool_use_result is not msgspec.UNSET:
-            own["toolUseResult"] = p.tool_use_result
-        if p.source is not None:
-            own["sourceToolAssistantUUID"] = p.source
-        # in the order of the record before (records of one type share their key order), its
-        # own members where it had them and after its other ones where it did not
+        # in the order of the record before (records of one type share their key order), the
+        # members its events say where it had them and after its other ones where it did not
+        # (in this order), and not those of them this one lacks
         record = template.copy()
-        record.update(own)
-        for k in template.keys() & _OWN - own.keys():
-            del record[k]
+        record["parentUuid"] = self.last_uuid
+        record["type"] = p.kind.partition(":")[0]
+        record["message"] = self._message(p, template.get("message"))
+        for key, value in (("uuid", p.uuid), ("timestamp", p.time), ("toolUseResult", p.tool_use_result),
+                           ("sourceToolAssistantUUID", p.source)):
+            if value is not msgspec.UNSET and (value is not None or key == "toolUseResult"):  # (a null one is one)
+                record[key] = value
+            elif key in record:
+                del record[key]
         return record
 
     @staticmethod
