@@ -12,11 +12,13 @@ lines, and ``batch`` over many sessions in the client's own layout.
   with ``--no-validate``, and without it; ``back``: the ASIF output written as claude-code again
   (``--no-validate``). Each a fresh process under ``/usr/bin/time`` (wall, CPU, peak RSS),
   the median of ``--reps``, each ratio against the floor of its own repetition.
-- ``continuity, standard export`` / ``continuity, the transcript's density``: the continuity
-  reader (``from-continuity --compact --no-validate``) in the same repetitions, on the
-  generator's standard export of the same size and on a compact one with as many records per
-  MB as the transcript (``continuity_twin``), each against the floor of its own file: the
-  multiple a transcript's is to be set beside (``records_per_mb`` says each file's density).
+- ``continuity, standard export`` / ``continuity, the transcript's records per MB`` /
+  ``continuity, the transcript's JSON values per MB``: the continuity reader
+  (``from-continuity --compact --no-validate``) in the same repetitions, on the generator's
+  standard export of the same size and on compact ones with as many records, or as many JSON
+  values (``json_nodes``), per MB as the transcript (``continuity_twin``), each against the
+  floor of its own file: the multiple a transcript's is to be set beside (``records_per_mb``
+  and ``json_values_per_mb`` say each file's density).
 - ``batch``: ``--sessions`` small sessions (a tenth with a ``subagents/`` folder) in
   ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --no-resume``
   at ``-j 1`` and ``-j 2``: files per second (best of ``--reps``).
@@ -35,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -119,15 +123,40 @@ def records_per_mb(path: Path) -> float:
     return count / (len(data) / MB)
 
 
-def continuity_twin(path: Path, mb: float, density: float) -> None:
+def json_nodes(value: Any) -> int:
+    """How many JSON values ``value`` holds, itself included, an object's keys counted as
+    values: what decoding, walking and encoding it costs, each node one step."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if type(item) is dict:
+            count += len(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return count
+
+
+def nodes_per_mb(path: Path) -> float:
+    """A file's JSON values per MB (``json_nodes``): a transcript's lines', an export's."""
+    data = path.read_bytes()
+    values = [msgspec.json.decode(line) for line in data.split(b"\n") if line.strip()] \
+        if path.suffix == ".jsonl" else [msgspec.json.decode(data)]
+    return sum(map(json_nodes, values)) / (len(data) / MB)
+
+
+def continuity_twin(path: Path, mb: float, density: float, nodes: bool = False) -> None:
     """A compact continuity export of about ``mb`` MB with ``density`` records per MB (a
-    transcript's): the generator's session with its texts cut to the length that gives that
-    density, found on small samples. The continuity reader's multiple on it is the one to set
-    beside the transcript's: a reader's multiple of the floor grows with records per byte
-    (its work is per record, the floor's per byte)."""
+    transcript's), or with ``nodes``, that many JSON values per MB (``json_nodes``): the
+    generator's session with its texts cut to the length that gives that density, found on
+    small samples. The continuity reader's multiple on it is the one to set beside the
+    transcript's: a reader's multiple of the floor grows with the structure per byte (its work
+    is per record and per value, the floor's mostly per byte)."""
     def density_of(chars: int) -> float:
         doc = dense_export(seed=11, messages=3000, chars=chars, compact=True)
-        return sum(len(v) for v in doc.values() if isinstance(v, list)) / (len(encode_export(doc, True)) / MB)
+        count = json_nodes(doc) if nodes else sum(len(v) for v in doc.values() if isinstance(v, list))
+        return count / (len(encode_export(doc, True)) / MB)
 
     lo, hi = 40, 20_000  # text lengths: density falls as they grow
     while hi - lo > 8:
@@ -172,6 +201,7 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
                                          "--no-validate"]))
         out["exact"] = back.read_bytes() == path.read_bytes()
     density = {source: round(records_per_mb(source)) for source in (path, *beside.values())}
+    values = {source: round(nodes_per_mb(source)) for source in (path, *beside.values())}
     for name, got in runs.items():
         source = beside.get(name.removesuffix(" floor"), path)
         floors = runs[f"{name.removesuffix(' floor')} floor"] if source is not path else runs["floor"]
@@ -180,7 +210,8 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
         out[name] = {"wall": statistics.median(r["wall"] for r in got), "x_floor": statistics.median(ratios),
                      "cpu": statistics.median(r["cpu"] for r in got), "cpu_x_floor": statistics.median(cpu),
                      "rss_x_input": statistics.median(r["rss_kib"] * 1024 / source.stat().st_size for r in got),
-                     "records_per_mb": density[source], "ratios": [round(r, 2) for r in ratios]}
+                     "records_per_mb": density[source], "json_values_per_mb": values[source],
+                     "ratios": [round(r, 2) for r in ratios]}
     return out
 
 
@@ -220,11 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     if not path.exists():
         generate(path, args.mb)
     beside = {"continuity, standard export": data / f"continuity-{args.mb:g}mb.json",
-              "continuity, the transcript's density": data / f"continuity-twin-{args.mb:g}mb.json"}
+              "continuity, the transcript's records per MB": data / f"continuity-twin-{args.mb:g}mb.json",
+              "continuity, the transcript's JSON values per MB": data / f"continuity-node-twin-{args.mb:g}mb.json"}
     if not beside["continuity, standard export"].exists():
         beside["continuity, standard export"].write_bytes(encode_export(continuity_export(int(args.mb * MB))))
-    if not beside["continuity, the transcript's density"].exists():
-        continuity_twin(beside["continuity, the transcript's density"], args.mb, records_per_mb(path))
+    if not beside["continuity, the transcript's records per MB"].exists():
+        continuity_twin(beside["continuity, the transcript's records per MB"], args.mb, records_per_mb(path))
+    if not beside["continuity, the transcript's JSON values per MB"].exists():
+        continuity_twin(beside["continuity, the transcript's JSON values per MB"], args.mb, nodes_per_mb(path),
+                        nodes=True)
     figures = {"input_bytes": path.stat().st_size, "large": large(args.cli, path, args.reps, beside),
                "batch": batch(args.cli, args.sessions, args.reps, args.workers), "sessions": args.sessions,
                "cpus": os.cpu_count()}
