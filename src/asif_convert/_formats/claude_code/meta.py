@@ -5,6 +5,7 @@ directories and git branches (environments), the client versions and permission 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
 from typing import Any
 
 from asif_convert import ir
@@ -22,23 +23,29 @@ def capture(lines: Lines, session_id: str, version: str) -> ir.Capture:
                       consistency="partial" if cut is not None else "unknown", boundary=boundary)
 
 
-def _distinct(values: Iterable[Any], key: str, other: str) -> list[dict[str, Any]]:
+def message_records(values: Iterable[Any]) -> list[dict[str, Any]]:
+    """The user and assistant records among the values of a transcript's lines."""
+    return [v for v in values if type(v) is dict and v.get("type") in ("user", "assistant")]
+
+
+def _distinct(messages: list[dict[str, Any]], key: str, other: str) -> list[dict[str, Any]]:
     """The distinct strings the message records give ``key`` and ``other``, in the order they
     first come."""
-    seen: dict[tuple[str | None, str | None], None] = {}
-    for v in values:
-        if isinstance(v, dict) and v.get("type") in ("user", "assistant"):
-            a, b = v.get(key), v.get(other)
-            seen[(a if isinstance(a, str) else None, b if isinstance(b, str) else None)] = None
+    try:  # (the pairs told apart in C; a member that is an array or object is no string)
+        pairs: Iterable[tuple[Any, Any]] = dict.fromkeys(zip(map(dict.get, messages, repeat(key)),
+                                                              map(dict.get, messages, repeat(other)), strict=True))
+    except TypeError:
+        pairs = ((v.get(key), v.get(other)) for v in messages)
+    seen = dict.fromkeys((a if isinstance(a, str) else None, b if isinstance(b, str) else None) for a, b in pairs)
     said = ({k: x for k, x in ((key, a), (other, b)) if x is not None} for a, b in seen)
     return [picked for picked in said if picked]
 
 
-def environments(values: Iterable[Any]) -> list[dict[str, Any]]:
-    """Each working directory (with its git branch) the records name: a workspace. A recorded path
-    is metadata: it is never opened."""
+def environments(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each working directory (with its git branch) the message records name: a workspace. A
+    recorded path is metadata: it is never opened."""
     out = []
-    for k, found in enumerate(_distinct(values, "cwd", "gitBranch")):
+    for k, found in enumerate(_distinct(messages, "cwd", "gitBranch")):
         where = found.get("cwd", "an unrecorded directory")
         branch = f" on git branch {found['gitBranch']}" if "gitBranch" in found else ""
         out.append({"id": f"workspace-{k + 1}", "kind": "workspace",
@@ -47,10 +54,11 @@ def environments(values: Iterable[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def configurations(values: Iterable[Any]) -> list[dict[str, Any]]:
-    """Each client version and permission mode the records name: what is known of the client."""
+def configurations(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each client version and permission mode the message records name: what is known of the
+    client."""
     out = []
-    for k, found in enumerate(_distinct(values, "version", "permissionMode")):
+    for k, found in enumerate(_distinct(messages, "version", "permissionMode")):
         policies = [{"id": "permission-mode", "type": f"{NAMESPACE}:permissionMode",
                      "definition": found["permissionMode"], "enforcing": True}] if "permissionMode" in found else []
         capabilities = [{"id": "client", "type": f"{NAMESPACE}:client", "definition": {"version": found["version"]},

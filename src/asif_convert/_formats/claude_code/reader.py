@@ -27,7 +27,7 @@ from asif_convert._dialects import usage as usage_counters
 from asif_convert._dialects.common import Split
 from asif_convert._dialects.difference import diff_members
 from asif_convert._formats.claude_code import NAMESPACE, records, tree
-from asif_convert._formats.claude_code.meta import capture, configurations, coverage, environments
+from asif_convert._formats.claude_code.meta import capture, configurations, coverage, environments, message_records
 from asif_convert._ledger import Ledger
 from asif_convert._lines import CUT, Lines
 from asif_convert._version import __version__
@@ -72,6 +72,7 @@ class Reader:
         self.ids: set[str] = set()
         self.calls: set[str] = set()  # call ids seen
         self.answered: set[str] = set()  # call ids with a result
+        self.results: dict[str, list[str]] = {}  # call id -> the events of its results, in order
         self.held: dict[str, list[str]] = {}  # record uuid -> the event ids of its group
         self.resources: list[ir.Resource] = []
         self.executions: dict[str, ir.Execution] = {}
@@ -113,6 +114,8 @@ class Reader:
         self.events.append(ev)
         if isinstance(body, ir.ToolCall):
             self.index.calls.setdefault(body.call_id, event_id)
+        elif isinstance(body, ir.ToolResult):
+            self.results.setdefault(body.call_id, []).append(event_id)
         return ev
 
     def read_events(self) -> None:
@@ -417,7 +420,7 @@ class Reader:
 
     def branches(self) -> list[ir.Branch]:
         out = []
-        pairing = _Pairing(self.events)  # (once for all branches: each would scan every event)
+        pairing = _Pairing(self.index.calls, self.results, self.events)  # (once for all branches)
         for bid, path in tree.branches(self.tree, self.active_leaf()):
             held = dict.fromkeys(chain.from_iterable(map(self.held.get, path, repeat(()))))
             event_ids = pairing.complete(list(held))
@@ -512,14 +515,8 @@ class _Pairing:
     """Each call's and result's counterparts (a result's call, a call's results), and each
     event's place in the session."""
 
-    def __init__(self, events: list[ir.Event]) -> None:
-        calls: dict[str, str] = {}
-        results: dict[str, list[str]] = {}
-        for ev in events:
-            if isinstance(ev.body, ir.ToolCall):
-                calls.setdefault(ev.body.call_id, ev.id)
-            elif isinstance(ev.body, ir.ToolResult):
-                results.setdefault(ev.body.call_id, []).append(ev.id)
+    def __init__(self, calls: dict[str, str], results: dict[str, list[str]], events: list[ir.Event]) -> None:
+        """``calls``: each call id's (first) call event; ``results``: its result events."""
         self.counterparts: dict[str, list[str]] = {}
         for call_id, answers in results.items():
             call = calls.get(call_id)
@@ -571,8 +568,9 @@ def read(lines: Lines, ledger: Ledger, release: bool = False) -> ir.Document:
     (the caller never looks at them again): the session takes the memory they held."""
     session_id = next((v["sessionId"] for _, v in lines.records if isinstance(v, dict)
                        and isinstance(v.get("sessionId"), str) and v["sessionId"]), "claude-code-session")
-    extras: dict[str, Any] = {"environments": environments(v for _, v in lines.records),
-                              "configurations": configurations(v for _, v in lines.records)}
+    messages = message_records(v for _, v in lines.records)
+    extras: dict[str, Any] = {"environments": environments(messages), "configurations": configurations(messages)}
+    del messages
     made = capture(lines, session_id, __version__)
     count = len(lines.records)
     reader = Reader(lines, ledger)
