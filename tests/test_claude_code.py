@@ -167,6 +167,18 @@ def test_environments_and_configurations_come_from_the_envelope():
     assert {c["capabilities"][0]["definition"]["version"] for c in doc["configurations"]} == versions
 
 
+def test_an_envelope_member_that_is_no_string_names_no_environment():
+    """A working directory or branch written as an array or object (an edited transcript) is
+    no string: the records with it name none, the others theirs, in the order they come."""
+    data = _lines(_record("u1", None, "user", "Hi", cwd=["/odd"], gitBranch={"b": 1}, version="2.0.1"),
+                  _record("u2", "u1", "user", "Again", cwd="/p", gitBranch="main", version=["2.0.2"]),
+                  _record("u3", "u2", "user", "More", cwd={"x": 1}, gitBranch="main"))
+    doc = convert(data, to="asif", source="claude-code").document
+    assert [env["definition"]["value"] for env in doc["environments"]] == [{"cwd": "/p", "gitBranch": "main"},
+                                                                          {"gitBranch": "main"}]
+    assert [c["capabilities"][0]["definition"] for c in doc["configurations"]] == [{"version": "2.0.1"}]
+
+
 def test_a_cut_last_line_converts_what_is_complete_with_a_warning_and_a_loss():
     path = SESSIONS["cut-last-line"]
     result = convert(path.read_bytes(), to="asif", name=path.name)
