@@ -1,13 +1,15 @@
 """Claude Code transcripts: a large transcript whole-process against the msgspec floor on the same
 lines, and ``batch`` over many sessions in the client's own layout.
 
-    python benchmarks/claude_code.py [--mb 50] [--reps 3] [--sessions 1000] [--json OUT]
+    python benchmarks/claude_code.py [--mb 50] [--reps 3] [--sessions 1000] [--instructions] [--json OUT]
 
 - ``generate(path, mb)``: a deterministic transcript of the shapes the client writes (prompts,
   responses split into one record per block sharing ``message.id``, tool results with their
   ``toolUseResult``, progress, queue and last-prompt records), about ``mb`` MB.
 - ``floor``: ``python -c`` that reads the file, decodes and encodes every line with msgspec and
-  writes them: the least any reader of these lines does.
+  writes them: the least any reader of these lines does. ``floor, values held``: the same, every
+  line decoded before any is encoded (``FLOOR_HELD``), as a converter of the whole session and
+  the document floor must; the conversions are also given against it (``x_floor_held``).
 - ``convert`` / ``convert+validate``: ``asif-convert convert FILE --to asif -o OUT --compact``
   with ``--no-validate``, and without it; ``back``: the ASIF output written as claude-code again
   (``--no-validate``). Each a fresh process under ``/usr/bin/time`` (wall, CPU, peak RSS),
@@ -22,6 +24,8 @@ lines, and ``batch`` over many sessions in the client's own layout.
 - ``batch``: ``--sessions`` small sessions (a tenth with a ``subagents/`` folder) in
   ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --no-resume``
   at ``-j 1`` and ``-j 2``: files per second (best of ``--reps``).
+- ``--instructions``: instead of times, the instructions each conversion and floor executes
+  (valgrind), the same on every run: the multiples with no machine noise in them.
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ FLOOR = ("import sys, msgspec\n"
          "d, e = msgspec.json.Decoder(), msgspec.json.Encoder()\n"
          "lines = [e.encode(d.decode(x)) for x in open(sys.argv[1], 'rb').read().split(b'\\n') if x.strip()]\n"
          "open(sys.argv[2], 'wb').write(b'\\n'.join(lines) + b'\\n')\n")
+# The same work with every value held before any is encoded, as a converter of the whole session
+# must (the parent tree and the branches need all records) and as the document floor does: the
+# floor above encodes each line while its values are still in the CPU's caches and frees them.
+FLOOR_HELD = ("import sys, msgspec\n"
+              "d, e = msgspec.json.Decoder(), msgspec.json.Encoder()\n"
+              "values = [d.decode(x) for x in open(sys.argv[1], 'rb').read().split(b'\\n') if x.strip()]\n"
+              "open(sys.argv[2], 'wb').write(b'\\n'.join(map(e.encode, values)) + b'\\n')\n")
 SESSION = "5e55i0n0-0000-4000-8000-000000000000".replace("i", "1")
 _FILE = "import sys\n\n" + "".join(f"def f{i}(x):\n    return x * {i}  # line {i}\n\n" for i in range(60))
 
@@ -184,11 +195,13 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         asif, back, floor = Path(tmp) / "o.asif.json", Path(tmp) / "o.jsonl", Path(tmp) / "floor"
-        runs: dict[str, list[dict]] = {k: [] for k in ("floor", "convert", "convert+validate", "back")}
+        runs: dict[str, list[dict]] = {k: [] for k in ("floor", "floor, values held", "convert", "convert+validate",
+                                                       "back")}
         for name in beside:
             runs[f"{name} floor"], runs[name] = [], []
         for _ in range(reps):
             runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(floor)]))
+            runs["floor, values held"].append(timed([sys.executable, "-c", FLOOR_HELD, str(path), str(floor)]))
             runs["convert"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif), "--compact",
                                           "--no-validate"]))
             runs["convert+validate"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif),
@@ -212,6 +225,31 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
                      "rss_x_input": statistics.median(r["rss_kib"] * 1024 / source.stat().st_size for r in got),
                      "records_per_mb": density[source], "json_values_per_mb": values[source],
                      "ratios": [round(r, 2) for r in ratios]}
+        if source is path and not name.startswith("floor"):  # (the transcript's, also against the held floor)
+            pairs = list(zip(got, runs["floor, values held"], strict=True))
+            out[name]["x_floor_held"] = statistics.median(r["wall"] / f["wall"] for r, f in pairs)
+            out[name]["cpu_x_floor_held"] = statistics.median(r["cpu"] / f["cpu"] for r, f in pairs)
+    return out
+
+
+def instructions(cli: str, path: Path, beside: dict[str, Path]) -> dict:
+    """Instructions executed (valgrind's count: the same figure on every run, where times on a
+    shared machine move by 10 %) by the transcript's conversion and each floor of its lines, and
+    by the continuity reader and the floor of each export; the multiples of each."""
+    def count(cmd: list[str]) -> int:
+        with tempfile.TemporaryDirectory() as tmp:
+            got = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                                  *cmd[:-1], str(Path(tmp) / cmd[-1])], capture_output=True, text=True, check=True)
+        return int(got.stderr.rpartition("I   refs:")[2].split()[0].replace(",", ""))
+    py = sys.executable
+    floor, held = count([py, "-c", FLOOR, str(path), "o"]), count([py, "-c", FLOOR_HELD, str(path), "o"])
+    convert = count([cli, "convert", str(path), "--to", "asif", "--compact", "--no-validate", "-q", "-o", "o"])
+    out: dict[str, Any] = {"convert": {"instructions": convert, "x_floor": convert / floor,
+                                       "x_floor_held": convert / held, "floor": floor, "floor, values held": held}}
+    for name, export in beside.items():
+        doc_floor = count([py, "-c", DOCUMENT_FLOOR, str(export), "o"])
+        reader = count([cli, "from-continuity", str(export), "--compact", "--no-validate", "-q", "-o", "o"])
+        out[name] = {"instructions": reader, "x_floor": reader / doc_floor, "floor": doc_floor}
     return out
 
 
@@ -244,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=str(HERE / "data"))
     ap.add_argument("--cli", default=shutil.which("asif-convert") or str(Path(sys.executable).parent / "asif-convert"))
     ap.add_argument("--json", help="also write the raw figures here")
+    ap.add_argument("--instructions", action="store_true", help="instead of timing, count the instructions of "
+                    "the conversions and floors (valgrind; about 20 minutes at 50 MB)")
     args = ap.parse_args(argv)
     data = Path(args.data)
     data.mkdir(exist_ok=True)
@@ -260,6 +300,13 @@ def main(argv: list[str] | None = None) -> int:
     if not beside["continuity, the transcript's JSON values per MB"].exists():
         continuity_twin(beside["continuity, the transcript's JSON values per MB"], args.mb, nodes_per_mb(path),
                         nodes=True)
+    if args.instructions:
+        figures: dict[str, Any] = {"input_bytes": path.stat().st_size,
+                                   "instructions": instructions(args.cli, path, beside)}
+        print(json.dumps(figures, indent=2))
+        if args.json:
+            Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+        return 0
     figures = {"input_bytes": path.stat().st_size, "large": large(args.cli, path, args.reps, beside),
                "batch": batch(args.cli, args.sessions, args.reps, args.workers), "sessions": args.sessions,
                "cpus": os.cpu_count()}
