@@ -25,7 +25,7 @@ lines, and ``batch`` over many sessions in the client's own layout.
   ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --no-resume``
   at ``-j 1`` and ``-j 2``: files per second (best of ``--reps``).
 - ``--instructions``: instead of times, the instructions each conversion and floor executes
-  (valgrind), the same on every run: the multiples with no machine noise in them.
+  (valgrind), within 0.3 % from run to run: the multiples without the machine's noise.
 """
 
 from __future__ import annotations
@@ -233,7 +233,7 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
 
 
 def instructions(cli: str, path: Path, beside: dict[str, Path]) -> dict:
-    """Instructions executed (valgrind's count: the same figure on every run, where times on a
+    """Instructions executed (valgrind's count: within 0.3 % from run to run, where times on a
     shared machine move by 10 %) by the transcript's conversion and each floor of its lines, and
     by the continuity reader and the floor of each export; the multiples of each."""
     def count(cmd: list[str]) -> int:
@@ -300,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     if not beside["continuity, the transcript's JSON values per MB"].exists():
         continuity_twin(beside["continuity, the transcript's JSON values per MB"], args.mb, nodes_per_mb(path),
                         nodes=True)
+    if args.instructions and shutil.which("valgrind") is None:
+        ap.error("--instructions counts with valgrind, which is not installed (apt-get install valgrind)")
     if args.instructions:
         figures: dict[str, Any] = {"input_bytes": path.stat().st_size,
                                    "instructions": instructions(args.cli, path, beside)}
