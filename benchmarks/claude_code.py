@@ -25,7 +25,7 @@ lines, and ``batch`` over many sessions in the client's own layout.
   ``projects/<project>/`` folders, ``asif-convert batch projects -o OUT --to asif -q --no-resume``
   at ``-j 1`` and ``-j 2``: files per second (best of ``--reps``).
 - ``--instructions``: instead of times, the instructions each conversion and floor executes
-  (valgrind), within 0.3 % from run to run: the multiples without the machine's noise.
+  (valgrind; within 0.3 % from run to run at 50 MB): the multiples without the machine's noise.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -233,23 +234,28 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
 
 
 def instructions(cli: str, path: Path, beside: dict[str, Path]) -> dict:
-    """Instructions executed (valgrind's count: within 0.3 % from run to run, where times on a
-    shared machine move by 10 %) by the transcript's conversion and each floor of its lines, and
+    """Instructions executed (valgrind's count: within 0.3 % from run to run at 50 MB, where
+    times on a shared machine move by 10 % and more) by the transcript's conversion and each floor of its lines, and
     by the continuity reader and the floor of each export; the multiples of each."""
     def count(cmd: list[str]) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             got = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                                  *cmd[:-1], str(Path(tmp) / cmd[-1])], capture_output=True, text=True, check=True)
-        return int(got.stderr.rpartition("I   refs:")[2].split()[0].replace(",", ""))
+                                  *cmd[:-1], str(Path(tmp) / cmd[-1])], capture_output=True, text=True)
+        found = re.search(r"I\s+refs:\s+([\d,]+)", got.stderr)  # (valgrind 3.21 writes "I refs:")
+        if got.returncode != 0 or found is None:
+            raise RuntimeError(f"{' '.join(cmd)} under valgrind failed ({got.returncode}):\n{got.stderr[-2000:]}")
+        return int(found.group(1).replace(",", ""))
     py = sys.executable
     floor, held = count([py, "-c", FLOOR, str(path), "o"]), count([py, "-c", FLOOR_HELD, str(path), "o"])
     convert = count([cli, "convert", str(path), "--to", "asif", "--compact", "--no-validate", "-q", "-o", "o"])
     out: dict[str, Any] = {"convert": {"instructions": convert, "x_floor": convert / floor,
-                                       "x_floor_held": convert / held, "floor": floor, "floor, values held": held}}
+                                       "x_floor_held": convert / held, "floor": floor, "floor, values held": held,
+                                       "input_bytes": path.stat().st_size}}
     for name, export in beside.items():
         doc_floor = count([py, "-c", DOCUMENT_FLOOR, str(export), "o"])
         reader = count([cli, "from-continuity", str(export), "--compact", "--no-validate", "-q", "-o", "o"])
-        out[name] = {"instructions": reader, "x_floor": reader / doc_floor, "floor": doc_floor}
+        out[name] = {"instructions": reader, "x_floor": reader / doc_floor, "floor": doc_floor,
+                     "input_bytes": export.stat().st_size}
     return out
 
 
@@ -285,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instructions", action="store_true", help="instead of timing, count the instructions of "
                     "the conversions and floors (valgrind; about 20 minutes at 50 MB)")
     args = ap.parse_args(argv)
+    if args.instructions and shutil.which("valgrind") is None:
+        ap.error("--instructions counts with valgrind, which is not installed (apt-get install valgrind)")
     data = Path(args.data)
     data.mkdir(exist_ok=True)
     path = data / f"claude-code-{args.mb:g}mb.jsonl"
@@ -300,8 +308,6 @@ def main(argv: list[str] | None = None) -> int:
     if not beside["continuity, the transcript's JSON values per MB"].exists():
         continuity_twin(beside["continuity, the transcript's JSON values per MB"], args.mb, nodes_per_mb(path),
                         nodes=True)
-    if args.instructions and shutil.which("valgrind") is None:
-        ap.error("--instructions counts with valgrind, which is not installed (apt-get install valgrind)")
     if args.instructions:
         figures: dict[str, Any] = {"input_bytes": path.stat().st_size,
                                    "instructions": instructions(args.cli, path, beside)}
