@@ -235,8 +235,9 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
 
 def instructions(cli: str, path: Path, beside: dict[str, Path]) -> dict:
     """Instructions executed (valgrind's count: within 0.3 % from run to run at 50 MB, where
-    times on a shared machine move by 10 % and more) by the transcript's conversion and each floor of its lines, and
-    by the continuity reader and the floor of each export; the multiples of each."""
+    times on a shared machine move by 10 % and more) by the transcript's conversion and each
+    floor of its lines, and by the continuity reader and the floor of each export; the
+    multiples of each."""
     def count(cmd: list[str]) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             got = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli", default=shutil.which("asif-convert") or str(Path(sys.executable).parent / "asif-convert"))
     ap.add_argument("--json", help="also write the raw figures here")
     ap.add_argument("--instructions", action="store_true", help="instead of timing, count the instructions of "
-                    "the conversions and floors (valgrind; about 20 minutes at 50 MB)")
+                    "the conversions and floors (valgrind; a few minutes at 50 MB)")
     args = ap.parse_args(argv)
     if args.instructions and shutil.which("valgrind") is None:
         ap.error("--instructions counts with valgrind, which is not installed (apt-get install valgrind)")
@@ -308,16 +309,13 @@ def main(argv: list[str] | None = None) -> int:
     if not beside["continuity, the transcript's JSON values per MB"].exists():
         continuity_twin(beside["continuity, the transcript's JSON values per MB"], args.mb, nodes_per_mb(path),
                         nodes=True)
+    figures: dict[str, Any] = {"input_bytes": path.stat().st_size}
     if args.instructions:
-        figures: dict[str, Any] = {"input_bytes": path.stat().st_size,
-                                   "instructions": instructions(args.cli, path, beside)}
-        print(json.dumps(figures, indent=2))
-        if args.json:
-            Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
-        return 0
-    figures = {"input_bytes": path.stat().st_size, "large": large(args.cli, path, args.reps, beside),
-               "batch": batch(args.cli, args.sessions, args.reps, args.workers), "sessions": args.sessions,
-               "cpus": os.cpu_count()}
+        figures["instructions"] = instructions(args.cli, path, beside)
+    else:
+        figures.update(large=large(args.cli, path, args.reps, beside),
+                       batch=batch(args.cli, args.sessions, args.reps, args.workers), sessions=args.sessions,
+                       cpus=os.cpu_count())
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
