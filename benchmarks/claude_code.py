@@ -190,6 +190,24 @@ def generate_projects(root: Path, sessions: int) -> None:
                    [dict(r, isSidechain=True, agentId="a1") for r in _records(sid[:9] + "a", 1)])
 
 
+def _floor(code: str, source: Path, out: Path | str) -> list[str]:
+    return [sys.executable, "-c", code, str(source), str(out)]
+
+
+def _to_asif(cli: str, path: Path, out: Path | str) -> list[str]:
+    """The transcript's conversion the target is about."""
+    return [cli, "convert", str(path), "--to", "asif", "-o", str(out), "--compact", "--no-validate"]
+
+
+def _from_continuity(cli: str, export: Path, out: Path | str) -> list[str]:
+    return [cli, "from-continuity", str(export), "-o", str(out), "--compact", "--no-validate"]
+
+
+def _ratios(got: list[dict], floors: list[dict], key: str) -> list[float]:
+    """Each repetition's figure ``key`` over its floor's in the same repetition."""
+    return [r[key] / f[key] for r, f in zip(got, floors, strict=True)]
+
+
 def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
     """The transcript's conversions, and the continuity reader on each export of ``beside``, in
     every repetition, each against the floor of its own file in that repetition."""
@@ -201,35 +219,32 @@ def large(cli: str, path: Path, reps: int, beside: dict[str, Path]) -> dict:
         for name in beside:
             runs[f"{name} floor"], runs[name] = [], []
         for _ in range(reps):
-            runs["floor"].append(timed([sys.executable, "-c", FLOOR, str(path), str(floor)]))
-            runs["floor, values held"].append(timed([sys.executable, "-c", FLOOR_HELD, str(path), str(floor)]))
-            runs["convert"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif), "--compact",
-                                          "--no-validate"]))
+            runs["floor"].append(timed(_floor(FLOOR, path, floor)))
+            runs["floor, values held"].append(timed(_floor(FLOOR_HELD, path, floor)))
+            runs["convert"].append(timed(_to_asif(cli, path, asif)))
             runs["convert+validate"].append(timed([cli, "convert", str(path), "--to", "asif", "-o", str(asif),
                                                    "--compact"]))
             runs["back"].append(timed([cli, "convert", str(asif), "--to", "claude-code", "-o", str(back),
                                        "--no-validate"]))
             for name, export in beside.items():
-                runs[f"{name} floor"].append(timed([sys.executable, "-c", DOCUMENT_FLOOR, str(export), str(floor)]))
-                runs[name].append(timed([cli, "from-continuity", str(export), "-o", str(asif), "--compact",
-                                         "--no-validate"]))
+                runs[f"{name} floor"].append(timed(_floor(DOCUMENT_FLOOR, export, floor)))
+                runs[name].append(timed(_from_continuity(cli, export, asif)))
         out["exact"] = back.read_bytes() == path.read_bytes()
     density = {source: round(records_per_mb(source)) for source in (path, *beside.values())}
     values = {source: round(nodes_per_mb(source)) for source in (path, *beside.values())}
     for name, got in runs.items():
         source = beside.get(name.removesuffix(" floor"), path)
         floors = runs[f"{name.removesuffix(' floor')} floor"] if source is not path else runs["floor"]
-        ratios = [r["wall"] / f["wall"] for r, f in zip(got, floors, strict=True)]
-        cpu = [r["cpu"] / f["cpu"] for r, f in zip(got, floors, strict=True)]
+        ratios, cpu = _ratios(got, floors, "wall"), _ratios(got, floors, "cpu")
         out[name] = {"wall": statistics.median(r["wall"] for r in got), "x_floor": statistics.median(ratios),
                      "cpu": statistics.median(r["cpu"] for r in got), "cpu_x_floor": statistics.median(cpu),
                      "rss_x_input": statistics.median(r["rss_kib"] * 1024 / source.stat().st_size for r in got),
                      "records_per_mb": density[source], "json_values_per_mb": values[source],
                      "ratios": [round(r, 2) for r in ratios]}
         if source is path and not name.startswith("floor"):  # (the transcript's, also against the held floor)
-            pairs = list(zip(got, runs["floor, values held"], strict=True))
-            out[name]["x_floor_held"] = statistics.median(r["wall"] / f["wall"] for r, f in pairs)
-            out[name]["cpu_x_floor_held"] = statistics.median(r["cpu"] / f["cpu"] for r, f in pairs)
+            held = runs["floor, values held"]
+            out[name]["x_floor_held"] = statistics.median(_ratios(got, held, "wall"))
+            out[name]["cpu_x_floor_held"] = statistics.median(_ratios(got, held, "cpu"))
     return out
 
 
@@ -239,22 +254,22 @@ def instructions(cli: str, path: Path, beside: dict[str, Path]) -> dict:
     floor of its lines, and by the continuity reader and the floor of each export; the
     multiples of each."""
     def count(cmd: list[str]) -> int:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp:  # (each output, named "o", is written there)
             got = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                                  *cmd[:-1], str(Path(tmp) / cmd[-1])], capture_output=True, text=True)
+                                  *cmd], capture_output=True, text=True, cwd=tmp)
         found = re.search(r"I\s+refs:\s+([\d,]+)", got.stderr)  # (valgrind 3.21 writes "I refs:")
         if got.returncode != 0 or found is None:
             raise RuntimeError(f"{' '.join(cmd)} under valgrind failed ({got.returncode}):\n{got.stderr[-2000:]}")
         return int(found.group(1).replace(",", ""))
-    py = sys.executable
-    floor, held = count([py, "-c", FLOOR, str(path), "o"]), count([py, "-c", FLOOR_HELD, str(path), "o"])
-    convert = count([cli, "convert", str(path), "--to", "asif", "--compact", "--no-validate", "-q", "-o", "o"])
+    path = path.resolve()
+    floor, held = count(_floor(FLOOR, path, "o")), count(_floor(FLOOR_HELD, path, "o"))
+    convert = count(_to_asif(cli, path, "o"))
     out: dict[str, Any] = {"convert": {"instructions": convert, "x_floor": convert / floor,
                                        "x_floor_held": convert / held, "floor": floor, "floor, values held": held,
                                        "input_bytes": path.stat().st_size}}
     for name, export in beside.items():
-        doc_floor = count([py, "-c", DOCUMENT_FLOOR, str(export), "o"])
-        reader = count([cli, "from-continuity", str(export), "--compact", "--no-validate", "-q", "-o", "o"])
+        doc_floor = count(_floor(DOCUMENT_FLOOR, export.resolve(), "o"))
+        reader = count(_from_continuity(cli, export.resolve(), "o"))
         out[name] = {"instructions": reader, "x_floor": reader / doc_floor, "floor": doc_floor,
                      "input_bytes": export.stat().st_size}
     return out
